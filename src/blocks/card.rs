@@ -1,0 +1,90 @@
+//! `card` blocks: the result card, headline measurements with conditions.
+
+use super::{Ctx, Problem};
+use crate::data::Source;
+use crate::expr::Template;
+use crate::html::escape;
+use serde::Deserialize;
+use std::sync::Arc;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardSpec {
+    #[serde(default)]
+    pub title: Option<String>,
+    pub source: String,
+    #[serde(default)]
+    pub pointer: Option<String>,
+    #[serde(default)]
+    pub summary: Option<String>,
+    pub items: Vec<CardItem>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardItem {
+    pub label: String,
+    pub value: String,
+    #[serde(default)]
+    pub conditions: Option<String>,
+}
+
+impl CardSpec {
+    pub fn check(&self) -> Result<(), String> {
+        if self.items.is_empty() {
+            return Err("a card needs at least one item".into());
+        }
+        for item in &self.items {
+            for t in std::iter::once(&item.value).chain(&item.conditions) {
+                Template::parse(t).map_err(|e| format!("card item `{}`: {e}", item.label))?;
+            }
+        }
+        if let Some(s) = &self.summary {
+            Template::parse(s).map_err(|e| format!("card summary: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+pub fn render(spec: &CardSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Problem> {
+    let source = ctx.store.load(&spec.source)?;
+    let doc = source.select(spec.pointer.as_deref())?;
+    let fill = |what: &str, t: &str| -> Result<String, Problem> {
+        let t = Template::parse(t).map_err(Problem::Here)?;
+        t.render(doc)
+            .map_err(|e| Problem::Here(format!("card {what}: {e} in `{}`", source.path)))
+    };
+    let mut html = String::from("<section class=\"block card\" aria-label=\"");
+    html.push_str(&escape(spec.title.as_deref().unwrap_or("Result card")));
+    html.push_str("\">");
+    if let Some(t) = &spec.title {
+        html.push_str(&format!("<h2 class=\"card-title\">{}</h2>", escape(t)));
+    }
+    if let Some(s) = &spec.summary {
+        html.push_str(&format!(
+            "<p class=\"card-summary\">{}</p>",
+            escape(&fill("summary", s)?)
+        ));
+    }
+    html.push_str("<dl class=\"card-items\">");
+    for item in &spec.items {
+        let value = fill(&format!("item `{}`", item.label), &item.value)?;
+        html.push_str(&format!(
+            "<div class=\"card-item\"><dt>{}</dt><dd class=\"card-value\">{}</dd>",
+            escape(&item.label),
+            escape(&value)
+        ));
+        if let Some(c) = &item.conditions {
+            let c = fill(&format!("item `{}`", item.label), c)?;
+            html.push_str(&format!(
+                "<dd class=\"card-conditions\">{}</dd>",
+                escape(&c)
+            ));
+        }
+        html.push_str("</div>");
+    }
+    html.push_str("</dl>");
+    html.push_str(&ctx.source_note(&source));
+    html.push_str("</section>");
+    Ok((html, source))
+}

@@ -1,0 +1,149 @@
+//! `ledger` blocks (retained failures) and `manifest` blocks (every file
+//! with its verification verdict).
+
+use super::{Ctx, Problem};
+use crate::data::Source;
+use crate::html::escape;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerSpec {
+    pub source: String,
+    #[serde(default)]
+    pub pointer: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    #[default]
+    Failed,
+    Excluded,
+    Boundary,
+    Open,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Failed => "failed",
+            Status::Excluded => "excluded",
+            Status::Boundary => "boundary",
+            Status::Open => "open",
+        }
+    }
+}
+
+/// One retained failure.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerEntry {
+    pub id: String,
+    pub gate: String,
+    pub result: String,
+    #[serde(default)]
+    pub status: Status,
+    #[serde(default)]
+    pub impact: Option<String>,
+    #[serde(default)]
+    pub evidence: Option<String>,
+}
+
+pub fn render(
+    spec: &LedgerSpec,
+    ctx: &Ctx,
+) -> Result<(String, Arc<Source>, Vec<LedgerEntry>), Problem> {
+    let source = ctx.store.load(&spec.source)?;
+    let records = source.records(spec.pointer.as_deref())?;
+    let mut entries = Vec::with_capacity(records.items.len());
+    for (rec, label) in &records.items {
+        let entry: LedgerEntry = serde_json::from_value((*rec).clone())
+            .map_err(|e| Problem::Here(format!("ledger record {label}: {e}")))?;
+        if let Some(ev) = &entry.evidence {
+            if ctx.evidence.verified_sha256(ev).is_none() {
+                return Err(Problem::Here(format!(
+                    "ledger record {label}: evidence `{ev}` is not a file of the campaign"
+                )));
+            }
+        }
+        entries.push(entry);
+    }
+    let mut html = String::from("<figure class=\"block ledger\">");
+    if let Some(t) = &spec.title {
+        html.push_str(&format!("<figcaption>{}</figcaption>", escape(t)));
+    }
+    html.push_str(&entries_table(&entries));
+    html.push_str(&ctx.source_note(&source));
+    html.push_str("</figure>");
+    Ok((html, source, entries))
+}
+
+/// The ledger table, shared with the campaign's ledger page.
+pub fn entries_table(entries: &[LedgerEntry]) -> String {
+    let mut html = String::from(
+        "<div class=\"scroll\"><table class=\"ledger-table\"><thead><tr><th scope=\"col\">Status</th><th scope=\"col\">Gate</th><th scope=\"col\">Result</th><th scope=\"col\">What it means</th><th scope=\"col\">Evidence</th></tr></thead><tbody>",
+    );
+    for e in entries {
+        let evidence = e
+            .evidence
+            .as_deref()
+            .map(|p| {
+                format!(
+                    "<a href=\"{}\">{}</a>",
+                    escape(&crate::campaign::published_name(p)),
+                    escape(p)
+                )
+            })
+            .unwrap_or_default();
+        html.push_str(&format!(
+            "<tr id=\"failure-{}\"><td><span class=\"status status-{s}\">{s}</span></td><th scope=\"row\">{}</th><td class=\"result\">{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&crate::html::slug(&e.id)),
+            escape(&e.gate),
+            escape(&e.result),
+            escape(e.impact.as_deref().unwrap_or("")),
+            evidence,
+            s = e.status.as_str(),
+        ));
+    }
+    html.push_str("</tbody></table></div>");
+    html
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestSpec {
+    #[serde(default)]
+    pub prefix: Option<String>,
+}
+
+pub fn render_manifest(spec: &ManifestSpec, ctx: &Ctx) -> String {
+    let prefix = spec.prefix.as_deref().unwrap_or("");
+    let mut html = String::from("<figure class=\"block manifest\">");
+    html.push_str(&manifest_table(ctx.evidence, prefix));
+    html.push_str("</figure>");
+    html
+}
+
+/// The file table, shared with the campaign's manifest page.
+pub fn manifest_table(evidence: &crate::evidence::Evidence, prefix: &str) -> String {
+    let mut html = String::from(
+        "<div class=\"scroll\"><table class=\"manifest-table\"><thead><tr><th scope=\"col\">File</th><th scope=\"col\" class=\"num\">Bytes</th><th scope=\"col\">SHA-256</th><th scope=\"col\">Verdict</th></tr></thead><tbody>",
+    );
+    for f in evidence.files.iter().filter(|f| f.path.starts_with(prefix)) {
+        let sha = f.sha256.as_deref().unwrap_or("");
+        html.push_str(&format!(
+            "<tr><td><a href=\"{}\">{}</a></td><td class=\"num\">{}</td><td><code class=\"hash\" title=\"{sha}\">{}</code></td><td><span class=\"verdict verdict-{v}\">{v}</span></td></tr>",
+            escape(&crate::campaign::published_name(&f.path)),
+            escape(&f.path),
+            crate::expr::Format::parse(",").map(|fm| fm.apply(f.bytes.unwrap_or(0) as f64)).unwrap_or_default(),
+            &sha[..sha.len().min(16)],
+            v = f.verdict.as_str(),
+        ));
+    }
+    html.push_str("</tbody></table></div>");
+    html
+}

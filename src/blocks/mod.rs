@@ -1,0 +1,161 @@
+//! `exhibit` blocks: parse a fenced block's kind and JSON body into a typed
+//! spec, then render it to an HTML fragment over verified data.
+
+mod card;
+mod chart;
+mod ledger;
+mod table;
+
+pub use ledger::{entries_table, LedgerEntry};
+
+use crate::campaign::Campaign;
+use crate::data::{DataStore, LoadError, Source};
+use crate::evidence::Evidence;
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+
+pub const KINDS: &[&str] = &["card", "keyvalue", "table", "chart", "ledger", "manifest"];
+
+#[derive(Debug)]
+pub enum Block {
+    Card(card::CardSpec),
+    KeyValue(table::KeyValueSpec),
+    Table(table::TableSpec),
+    Chart(chart::ChartSpec),
+    Ledger(ledger::LedgerSpec),
+    Manifest(ledger::ManifestSpec),
+}
+
+/// Why a block body could not be parsed.
+pub enum ParseError {
+    /// serde's message with line and column inside the body.
+    Json(serde_json::Error),
+    /// A check after parsing, reported at the block.
+    Invalid(String),
+}
+
+pub fn parse(kind: &str, body: &str) -> Result<Block, ParseError> {
+    fn de<T: DeserializeOwned>(body: &str) -> Result<T, ParseError> {
+        serde_json::from_str(body).map_err(ParseError::Json)
+    }
+    let block = match kind {
+        "card" => Block::Card(de(body)?),
+        "keyvalue" => Block::KeyValue(de(body)?),
+        "table" => Block::Table(de(body)?),
+        "chart" => Block::Chart(de(body)?),
+        "ledger" => Block::Ledger(de(body)?),
+        "manifest" => Block::Manifest(de(body)?),
+        other => {
+            return Err(ParseError::Invalid(format!(
+                "unknown block kind `{other}`: expected one of {}",
+                KINDS.join(", ")
+            )))
+        }
+    };
+    block.check().map_err(ParseError::Invalid)?;
+    Ok(block)
+}
+
+impl Block {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Block::Card(_) => "card",
+            Block::KeyValue(_) => "keyvalue",
+            Block::Table(_) => "table",
+            Block::Chart(_) => "chart",
+            Block::Ledger(_) => "ledger",
+            Block::Manifest(_) => "manifest",
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        match self {
+            Block::Card(c) => c.check(),
+            Block::Table(t) => t.check(),
+            Block::Chart(c) => c.check(),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Why a block could not be rendered.
+pub enum Problem {
+    /// Reported at the block's position in the page.
+    Here(String),
+    /// Already positioned elsewhere (in a data file).
+    Positioned(anyhow::Error),
+}
+
+impl From<LoadError> for Problem {
+    fn from(e: LoadError) -> Self {
+        match e {
+            LoadError::AtBlock(m) => Problem::Here(m),
+            LoadError::Other(e) => Problem::Positioned(e),
+        }
+    }
+}
+
+impl From<String> for Problem {
+    fn from(m: String) -> Self {
+        Problem::Here(m)
+    }
+}
+
+/// What rendering needs from the earlier stages.
+pub struct Ctx<'a> {
+    pub campaign: &'a Campaign,
+    pub evidence: &'a Evidence,
+    pub store: &'a DataStore<'a>,
+    /// Chart number within the page, for unique SVG ids.
+    pub chart_id: String,
+}
+
+/// A rendered block.
+pub struct Rendered {
+    pub html: String,
+    pub source: Option<Arc<Source>>,
+    pub ledger: Vec<LedgerEntry>,
+}
+
+impl Ctx<'_> {
+    /// Link target for a campaign file as published.
+    pub fn href(&self, path: &str) -> String {
+        crate::campaign::published_name(path)
+    }
+
+    fn source_note(&self, s: &Source) -> String {
+        crate::html::source_note(&s.path, &self.href(&s.path), &s.sha256)
+    }
+}
+
+pub fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
+    let plain = |(html, source): (String, Arc<Source>)| Rendered {
+        html,
+        source: Some(source),
+        ledger: Vec::new(),
+    };
+    Ok(match block {
+        Block::Card(spec) => plain(card::render(spec, ctx)?),
+        Block::KeyValue(spec) => plain(table::render_keyvalue(spec, ctx)?),
+        Block::Table(spec) => plain(table::render(spec, ctx)?),
+        Block::Chart(spec) => plain(chart::render(spec, ctx)?),
+        Block::Ledger(spec) => {
+            let (html, source, ledger) = ledger::render(spec, ctx)?;
+            Rendered {
+                html,
+                source: Some(source),
+                ledger,
+            }
+        }
+        Block::Manifest(spec) => Rendered {
+            html: ledger::render_manifest(spec, ctx),
+            source: None,
+            ledger: Vec::new(),
+        },
+    })
+}
+
+/// Turn an evaluation failure into a message naming the record.
+fn at_record(label: &str, e: crate::expr::EvalError) -> Problem {
+    Problem::Here(format!("record {label}: {e}"))
+}

@@ -1,0 +1,257 @@
+//! First stage: find the campaigns under a root folder and load each
+//! `campaign.json` into a checked [`Campaign`].
+
+use crate::error::InputError;
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+pub const META_NAME: &str = "campaign.json";
+
+/// Output names the build writes in a campaign folder; no page may take them.
+pub const RESERVED_PAGES: &[&str] = &["index", "manifest", "ledger"];
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    pub id: String,
+    pub title: String,
+    pub date: String,
+    pub state: String,
+    pub scope: String,
+    pub decision: String,
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default = "default_pages")]
+    pub pages: Vec<PageRef>,
+    #[serde(default)]
+    pub redaction: Policy,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageRef {
+    pub file: String,
+    pub title: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    #[serde(default)]
+    pub deny: Vec<String>,
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    #[serde(default)]
+    pub allow: Vec<String>,
+}
+
+fn default_pages() -> Vec<PageRef> {
+    vec![PageRef {
+        file: "index.md".into(),
+        title: "Overview".into(),
+    }]
+}
+
+/// A campaign folder with its loaded metadata.
+#[derive(Debug, Clone)]
+pub struct Campaign {
+    pub dir: PathBuf,
+    pub meta: Meta,
+    /// The raw bytes of campaign.json, checked against the manifest later.
+    pub meta_sha256: String,
+}
+
+impl Campaign {
+    /// Path of a campaign file for messages (as the user named the root).
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    /// The output file name of a page: the first page is `index.html`.
+    pub fn page_output(&self, index: usize) -> String {
+        if index == 0 {
+            "index.html".to_string()
+        } else {
+            let stem = self.meta.pages[index].file.trim_end_matches(".md");
+            format!("{stem}.html")
+        }
+    }
+
+    /// Output name of the page whose source is `file`, if it is a page.
+    pub fn output_of_page(&self, file: &str) -> Option<String> {
+        let i = self.meta.pages.iter().position(|p| p.file == file)?;
+        Some(self.page_output(i))
+    }
+}
+
+/// Every campaign under `root`: the root itself, or its immediate subfolders.
+/// `skip` is a folder (the output) never to be taken for a campaign.
+pub fn discover(root: &Path, skip: Option<&Path>) -> Result<Vec<Campaign>> {
+    if !root.is_dir() {
+        bail!("`{}` is not a folder", root.display());
+    }
+    if root.join(META_NAME).is_file() {
+        return Ok(vec![load(root)?]);
+    }
+    let mut dirs = Vec::new();
+    let entries = std::fs::read_dir(root)
+        .map_err(|e| anyhow::anyhow!("failed to list `{}`: {e}", root.display()))?;
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| anyhow::anyhow!("failed to list `{}`: {e}", root.display()))?;
+        let path = entry.path();
+        if skip.is_some_and(|s| same_path(s, &path)) {
+            continue;
+        }
+        if path.is_dir() && path.join(META_NAME).is_file() {
+            dirs.push(path);
+        }
+    }
+    if dirs.is_empty() {
+        bail!(
+            "no campaign found in `{}`: it holds no {META_NAME}, and neither does any folder directly inside it",
+            root.display()
+        );
+    }
+    dirs.sort();
+    let campaigns = dirs.iter().map(|d| load(d)).collect::<Result<Vec<_>>>()?;
+    for (i, c) in campaigns.iter().enumerate() {
+        if let Some(other) = campaigns[..i].iter().find(|o| o.meta.id == c.meta.id) {
+            bail!(
+                "campaigns `{}` and `{}` share the id `{}`",
+                other.dir.display(),
+                c.dir.display(),
+                c.meta.id
+            );
+        }
+    }
+    Ok(campaigns)
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Load and check `dir/campaign.json`.
+pub fn load(dir: &Path) -> Result<Campaign> {
+    let path = dir.join(META_NAME);
+    let bytes = crate::fsx::read(&path)?;
+    let meta_sha256 = crate::hash::sha256_bytes(&bytes);
+    let text = String::from_utf8(bytes)
+        .map_err(|_| InputError::new(&path, 0, 0, format!("{META_NAME} is not valid UTF-8")))?;
+    let meta: Meta =
+        serde_json::from_str(&text).map_err(|e| InputError::json(&path, &text, 0, &e))?;
+    check(&path, &text, &meta)?;
+    Ok(Campaign {
+        dir: dir.to_path_buf(),
+        meta,
+        meta_sha256,
+    })
+}
+
+/// Field checks serde cannot express; positioned at the field's key.
+fn check(path: &Path, text: &str, meta: &Meta) -> Result<()> {
+    let at = |key: &str, msg: String| -> anyhow::Error {
+        let offset = text.find(&format!("\"{key}\"")).unwrap_or(0);
+        InputError::at_offset(path, text, offset, msg).into()
+    };
+    let id_ok = meta
+        .id
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && meta
+            .id
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric());
+    if !id_ok {
+        return Err(at("id", format!("id `{}` must be lowercase letters, digits and `-`, starting with a letter or digit", meta.id)));
+    }
+    if !is_date(&meta.date) {
+        return Err(at(
+            "date",
+            format!("date `{}` must be YYYY-MM-DD", meta.date),
+        ));
+    }
+    for (key, value) in [
+        ("title", &meta.title),
+        ("state", &meta.state),
+        ("scope", &meta.scope),
+        ("decision", &meta.decision),
+    ] {
+        if value.trim().is_empty() {
+            return Err(at(key, format!("`{key}` must not be empty")));
+        }
+    }
+    if meta.pages.is_empty() {
+        return Err(at("pages", "`pages` must list at least one page".into()));
+    }
+    for (i, page) in meta.pages.iter().enumerate() {
+        let stem = page.file.strip_suffix(".md").unwrap_or("");
+        if stem.is_empty() || stem.contains(['/', '\\']) || stem.starts_with('.') {
+            return Err(at(
+                "pages",
+                format!(
+                    "page `{}` must be a `.md` file directly in the campaign folder",
+                    page.file
+                ),
+            ));
+        }
+        if i > 0 && RESERVED_PAGES.contains(&stem) {
+            return Err(at(
+                "pages",
+                format!(
+                    "page `{}` would be written over the generated `{stem}.html`; rename it",
+                    page.file
+                ),
+            ));
+        }
+        if meta.pages[..i].iter().any(|p| p.file == page.file) {
+            return Err(at("pages", format!("page `{}` is listed twice", page.file)));
+        }
+    }
+    Ok(())
+}
+
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if !(digits(0..4) && digits(5..7) && digits(8..10)) {
+        return false;
+    }
+    let month: u32 = s[5..7].parse().unwrap_or(0);
+    let day: u32 = s[8..10].parse().unwrap_or(0);
+    (1..=12).contains(&month) && (1..=31).contains(&day)
+}
+
+/// File extensions a browser would run or render as active content; such
+/// files are published with `.txt` appended so opening them is harmless.
+const ACTIVE: &[&str] = &["html", "htm", "xhtml", "svg", "xml", "js", "mjs"];
+
+/// The path under which a campaign file is published in the site.
+pub fn published_name(path: &str) -> String {
+    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    match ext {
+        Some(e) if ACTIVE.contains(&e.as_str()) && !path.ends_with('/') => format!("{path}.txt"),
+        _ => path.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert!(is_date("2026-09-08"));
+        assert!(!is_date("2026-13-08"));
+        assert!(!is_date("26-09-08"));
+    }
+}

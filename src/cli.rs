@@ -1,0 +1,91 @@
+//! Command-line interface: clap's raw arguments, checked once, dispatched to
+//! the pipeline. Prints results; errors go back to `main`.
+
+use crate::error::EvidenceFailed;
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "exhibit",
+    version,
+    about = "Turn benchmark-campaign artifacts into a verified static publication"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Verify every campaign under ROOT and render the site into OUT
+    Build {
+        /// A campaign folder, or a folder of campaigns
+        #[arg(default_value = "sample-artifacts")]
+        root: PathBuf,
+        /// Output folder; built beside it and swapped in when everything passed
+        #[arg(short, long, default_value = "site")]
+        out: PathBuf,
+        /// A folder whose templates/ and assets/ override the built-in theme
+        #[arg(long)]
+        theme: Option<PathBuf>,
+    },
+    /// Check every file of a campaign (or a published site) against its manifest
+    Verify {
+        path: PathBuf,
+        /// Machine-readable report on stdout
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write manifest.json for every file of a campaign
+    Seal {
+        campaign: PathBuf,
+        /// Rewrite an existing manifest that differs from the files on disk
+        #[arg(long)]
+        update: bool,
+    },
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Build { root, out, theme } => {
+            let report = crate::site::build(&crate::site::BuildOptions {
+                root,
+                out: out.clone(),
+                theme,
+            })?;
+            println!(
+                "built {} campaign{} ({} pages, {} files verified) into {}",
+                report.campaigns,
+                if report.campaigns == 1 { "" } else { "s" },
+                report.pages,
+                report.files,
+                out.display()
+            );
+            Ok(())
+        }
+        Command::Verify { path, json } => {
+            let all = crate::verify::verify(&path)?;
+            if json {
+                print!("{}", crate::verify::to_json(&all)?);
+            } else {
+                print!("{}", crate::verify::to_text(&all));
+            }
+            if all.iter().all(|e| e.all_ok()) {
+                Ok(())
+            } else {
+                let summary: Vec<String> = all.iter().map(|e| e.summary()).collect();
+                Err(EvidenceFailed {
+                    report: format!("verification failed: {}", summary.join("; ")),
+                }
+                .into())
+            }
+        }
+        Command::Seal { campaign, update } => {
+            let report = crate::seal::seal(&campaign, update)?;
+            println!("{}", report.message);
+            Ok(())
+        }
+    }
+}

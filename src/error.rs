@@ -1,0 +1,161 @@
+//! Error types that decide the exit code, and positioned input errors.
+//!
+//! Everything that is not an [`EvidenceFailed`] is bad usage or bad input and
+//! exits 2; `EvidenceFailed` (a hash mismatch, a missing or unlisted file, a
+//! leak) exits 1. [`InputError`] carries a file and line:col and prints the
+//! offending source line with a caret, the way `just` reports errors.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The evidence did not hold: the report names every bad file.
+#[derive(Debug)]
+pub struct EvidenceFailed {
+    pub report: String,
+}
+
+impl fmt::Display for EvidenceFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.report)
+    }
+}
+
+impl std::error::Error for EvidenceFailed {}
+
+/// Bad input at a known position in a file.
+#[derive(Debug)]
+pub struct InputError {
+    pub path: PathBuf,
+    /// 1-based line and column; 0 when unknown.
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+    /// The text of the offending line, when it is known.
+    pub source_line: Option<String>,
+}
+
+impl InputError {
+    pub fn new(path: &Path, line: usize, col: usize, message: impl Into<String>) -> Self {
+        InputError {
+            path: path.to_path_buf(),
+            line,
+            col,
+            message: message.into(),
+            source_line: None,
+        }
+    }
+
+    /// An error at a byte offset of `text`, the contents of `path`.
+    pub fn at_offset(path: &Path, text: &str, offset: usize, message: impl Into<String>) -> Self {
+        let (line, col) = line_col(text, offset);
+        let mut err = InputError::new(path, line, col, message);
+        err.source_line = text.lines().nth(line - 1).map(str::to_string);
+        err
+    }
+
+    /// A JSON syntax or shape error from serde_json, positioned in `path`.
+    /// `line_offset` is added to serde's line (a block body starts inside a page).
+    pub fn json(path: &Path, text: &str, line_offset: usize, err: &serde_json::Error) -> Self {
+        let line = err.line() + line_offset;
+        let mut e = InputError::new(path, line, err.column().max(1), clean_serde_message(err));
+        e.source_line = text.lines().nth(line.saturating_sub(1)).map(str::to_string);
+        e
+    }
+}
+
+/// serde_json appends " at line X column Y"; we print the position ourselves.
+fn clean_serde_message(err: &serde_json::Error) -> String {
+    let msg = err.to_string();
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.message)?;
+        if self.line == 0 {
+            return write!(f, "  --> {}", self.path.display());
+        }
+        write!(
+            f,
+            "  --> {}:{}:{}",
+            self.path.display(),
+            self.line,
+            self.col
+        )?;
+        if let Some(src) = &self.source_line {
+            let num = self.line.to_string();
+            let pad = " ".repeat(num.len());
+            let caret_at: usize = src
+                .chars()
+                .take(self.col.saturating_sub(1))
+                .map(|c| if c == '\t' { 4 } else { 1 })
+                .sum();
+            let shown = src.replace('\t', "    ");
+            write!(
+                f,
+                "\n{pad} |\n{num} | {shown}\n{pad} | {}^",
+                " ".repeat(caret_at)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..floor_char_boundary(text, offset)];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let col = before[line_start..].chars().count() + 1;
+    (line, col)
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Exit code for an error chain: 1 when the evidence failed, 2 otherwise.
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    if err.chain().any(|e| e.is::<EvidenceFailed>()) {
+        1
+    } else {
+        2
+    }
+}
+
+impl InputError {
+    pub fn with_prefix(mut self, prefix: &str) -> Self {
+        self.message = format!("{prefix}{}", self.message);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters() {
+        let text = "ab\ncdé f\n";
+        assert_eq!(line_col(text, 0), (1, 1));
+        assert_eq!(line_col(text, 3), (2, 1));
+        assert_eq!(line_col(text, text.find('f').unwrap()), (2, 5));
+    }
+
+    #[test]
+    fn display_shows_caret_under_column() {
+        let e = InputError::at_offset(Path::new("p.md"), "x\n  bad\n", 4, "oops");
+        let shown = e.to_string();
+        assert!(shown.contains("--> p.md:2:3"), "{shown}");
+        assert!(shown.ends_with("  |   ^"), "{shown}");
+    }
+}

@@ -1,0 +1,400 @@
+//! Second stage: check every file of a folder against its manifest.
+//!
+//! Each file gets exactly one [`Verdict`]. Hashing streams every file with
+//! constant memory and runs in parallel across files. Nothing downstream reads
+//! a campaign file that is not in the resulting [`Evidence`] with verdict ok.
+
+use crate::manifest::Manifest;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Ok,
+    Modified,
+    Missing,
+    Unlisted,
+    SizeMismatch,
+    UnsafePath,
+    DuplicateEntry,
+    Unreadable,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 8] = [
+        Verdict::Ok,
+        Verdict::Modified,
+        Verdict::Missing,
+        Verdict::Unlisted,
+        Verdict::SizeMismatch,
+        Verdict::UnsafePath,
+        Verdict::DuplicateEntry,
+        Verdict::Unreadable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Modified => "modified",
+            Verdict::Missing => "missing",
+            Verdict::Unlisted => "unlisted",
+            Verdict::SizeMismatch => "size-mismatch",
+            Verdict::UnsafePath => "unsafe-path",
+            Verdict::DuplicateEntry => "duplicate-entry",
+            Verdict::Unreadable => "unreadable",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileCheck {
+    pub path: String,
+    pub verdict: Verdict,
+    /// What the manifest says, when it lists the file.
+    pub expected_sha256: Option<String>,
+    pub expected_bytes: Option<u64>,
+    /// What is on disk, when it could be read.
+    pub sha256: Option<String>,
+    pub bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    /// Sorted by path.
+    pub files: Vec<FileCheck>,
+}
+
+impl Evidence {
+    pub fn all_ok(&self) -> bool {
+        self.files.iter().all(|f| f.verdict == Verdict::Ok)
+    }
+
+    pub fn get(&self, path: &str) -> Option<&FileCheck> {
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+            .map(|i| &self.files[i])
+    }
+
+    /// The verified hash of an ok file.
+    pub fn verified_sha256(&self, path: &str) -> Option<&str> {
+        self.get(path)
+            .filter(|f| f.verdict == Verdict::Ok)
+            .and_then(|f| f.sha256.as_deref())
+    }
+
+    /// "412 ok, 1 modified, 1 unlisted"
+    pub fn summary(&self) -> String {
+        let parts: Vec<String> = Verdict::ALL
+            .iter()
+            .filter_map(|v| {
+                let n = self.files.iter().filter(|f| f.verdict == *v).count();
+                (n > 0 || *v == Verdict::Ok).then(|| format!("{n} {}", v.as_str()))
+            })
+            .collect();
+        parts.join(", ")
+    }
+
+    /// One line per file that is not ok, for error messages.
+    pub fn problems(&self) -> String {
+        let mut out = String::new();
+        for f in self.files.iter().filter(|f| f.verdict != Verdict::Ok) {
+            let path = self.dir.join(&f.path);
+            out.push_str(&format!("  {:<15} {}", f.verdict.as_str(), path.display()));
+            if let Some(d) = &f.detail {
+                out.push_str(&format!(" ({d})"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    File,
+    Dir,
+    SymlinkOutside,
+    Other,
+}
+
+/// Check `dir` against `manifest`. `exclude` lists relative paths that are
+/// neither listed nor to be reported (the manifest itself).
+pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Result<Evidence> {
+    let disk = walk(dir)?;
+    let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
+    for e in &manifest.entries {
+        counts.entry(e.path.as_str()).or_default().push(e);
+    }
+
+    let mut files: Vec<FileCheck> = Vec::new();
+    let mut to_hash: Vec<usize> = Vec::new();
+    for (path, entries) in &counts {
+        let first = entries[0];
+        let mut check = FileCheck {
+            path: path.to_string(),
+            verdict: Verdict::Ok,
+            expected_sha256: Some(first.sha256.clone()),
+            expected_bytes: first.bytes,
+            sha256: None,
+            bytes: None,
+            detail: None,
+        };
+        if entries.len() > 1 {
+            let agree = entries
+                .iter()
+                .all(|e| e.sha256 == first.sha256 && e.bytes == first.bytes);
+            check.verdict = Verdict::DuplicateEntry;
+            check.detail = Some(format!(
+                "listed {} times{}",
+                entries.len(),
+                if agree { "" } else { " with different hashes" }
+            ));
+        } else if let Some(why) = unsafe_reason(path, &manifest.name) {
+            check.verdict = Verdict::UnsafePath;
+            check.detail = Some(why.to_string());
+        } else {
+            match disk.get(*path).map(|(k, _)| *k) {
+                None => {
+                    check.verdict = Verdict::Missing;
+                    if let Some(other) = disk
+                        .keys()
+                        .find(|k| k.eq_ignore_ascii_case(path) && !counts.contains_key(k.as_str()))
+                    {
+                        check.detail = Some(format!("`{other}` differs only in case"));
+                    }
+                }
+                Some(Kind::Dir) => {
+                    check.verdict = Verdict::Missing;
+                    check.detail = Some("a folder is there, not a file".into());
+                }
+                Some(Kind::SymlinkOutside) => {
+                    check.verdict = Verdict::UnsafePath;
+                    check.detail = Some("symlink pointing outside the folder".into());
+                }
+                Some(Kind::Other) => {
+                    check.verdict = Verdict::Unreadable;
+                    check.detail = Some("not a regular file".into());
+                }
+                Some(Kind::File) => to_hash.push(files.len()),
+            }
+        }
+        files.push(check);
+    }
+    for (path, (kind, detail)) in &disk {
+        if counts.contains_key(path.as_str())
+            || exclude.contains(&path.as_str())
+            || *kind == Kind::Dir
+        {
+            continue;
+        }
+        let mut check = FileCheck {
+            path: path.clone(),
+            verdict: Verdict::Unlisted,
+            expected_sha256: None,
+            expected_bytes: None,
+            sha256: None,
+            bytes: None,
+            detail: detail.clone(),
+        };
+        match kind {
+            Kind::SymlinkOutside => {
+                check.verdict = Verdict::UnsafePath;
+                check.detail = Some("unlisted symlink pointing outside the folder".into());
+            }
+            Kind::File => to_hash.push(files.len()),
+            _ => {}
+        }
+        files.push(check);
+    }
+
+    type Hashed = (usize, Result<(String, u64), String>);
+    let hashed: Vec<Hashed> = to_hash
+        .par_iter()
+        .map(|&i| (i, hash_stable(&dir.join(&files[i].path))))
+        .collect();
+    for (i, result) in hashed {
+        let f = &mut files[i];
+        match result {
+            Err(why) => {
+                f.verdict = Verdict::Unreadable;
+                f.detail = Some(why);
+            }
+            Ok((sha, bytes)) => {
+                judge(f, &sha, bytes);
+                f.sha256 = Some(sha);
+                f.bytes = Some(bytes);
+            }
+        }
+    }
+    note_renames(&mut files);
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Evidence {
+        dir: dir.to_path_buf(),
+        manifest,
+        files,
+    })
+}
+
+fn judge(f: &mut FileCheck, sha: &str, bytes: u64) {
+    let Some(expected) = &f.expected_sha256 else {
+        return; // unlisted: the verdict stands
+    };
+    if expected != sha {
+        f.verdict = Verdict::Modified;
+        if let Some(eb) = f.expected_bytes.filter(|eb| *eb != bytes) {
+            f.detail = Some(format!("{bytes} bytes, manifest says {eb}"));
+        }
+    } else if f.expected_bytes.is_some_and(|eb| eb != bytes) {
+        f.verdict = Verdict::SizeMismatch;
+        f.detail = Some(format!(
+            "hash matches but manifest says {} bytes, file has {bytes}",
+            f.expected_bytes.unwrap_or_default()
+        ));
+    }
+}
+
+/// An unlisted file with the content of a missing one was probably renamed.
+fn note_renames(files: &mut [FileCheck]) {
+    let missing: BTreeMap<String, String> = files
+        .iter()
+        .filter(|f| f.verdict == Verdict::Missing)
+        .filter_map(|f| Some((f.expected_sha256.clone()?, f.path.clone())))
+        .collect();
+    for f in files
+        .iter_mut()
+        .filter(|f| f.verdict == Verdict::Unlisted && f.detail.is_none())
+    {
+        if let Some(from) = f.sha256.as_ref().and_then(|s| missing.get(s)) {
+            f.detail = Some(format!("same content as missing `{from}`"));
+        }
+    }
+}
+
+/// Why a manifest path is refused, if it is.
+fn unsafe_reason(path: &str, manifest_name: &str) -> Option<&'static str> {
+    if path.is_empty() {
+        return Some("empty path");
+    }
+    if path.starts_with('/') || path.starts_with('\\') || path.as_bytes().get(1) == Some(&b':') {
+        return Some("absolute path");
+    }
+    if path.split('/').any(|c| c == "..") {
+        return Some("path leaves the folder with `..`");
+    }
+    if path.split('/').any(|c| c.is_empty() || c == ".") {
+        return Some("path is not in normal form");
+    }
+    if path == manifest_name {
+        return Some("the manifest cannot list itself");
+    }
+    None
+}
+
+/// Hash a file and make sure it did not change while being read.
+fn hash_stable(path: &Path) -> Result<(String, u64), String> {
+    let stamp = |p: &Path| std::fs::metadata(p).map(|m| (m.len(), m.modified().ok()));
+    let before = stamp(path).map_err(io_reason)?;
+    let (sha, bytes) = {
+        let mut file = std::fs::File::open(path).map_err(io_reason)?;
+        crate::hash::sha256_reader(&mut file).map_err(io_reason)?
+    };
+    let after = stamp(path).map_err(io_reason)?;
+    if before != after || before.0 != bytes {
+        return Err("changed while being read".into());
+    }
+    Ok((sha, bytes))
+}
+
+fn io_reason(e: std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Every entry under `dir`, by relative `/` path. Symlinks are not followed;
+/// one that resolves inside `dir` counts as a file.
+fn walk(dir: &Path) -> anyhow::Result<BTreeMap<String, (Kind, Option<String>)>> {
+    let root = crate::fsx::canonicalize(dir)?;
+    let mut out = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir).follow_links(false).min_depth(1) {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let path = e
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                anyhow::bail!("failed to list `{path}`: {e}");
+            }
+        };
+        let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+        let mut detail = None;
+        let name = match rel.to_str() {
+            Some(s) => s.replace(std::path::MAIN_SEPARATOR, "/"),
+            None => {
+                let lossy = rel
+                    .to_string_lossy()
+                    .replace(std::path::MAIN_SEPARATOR, "/");
+                detail = Some("file name is not valid UTF-8".to_string());
+                lossy
+            }
+        };
+        let ft = entry.file_type();
+        let kind = if ft.is_dir() {
+            Kind::Dir
+        } else if ft.is_file() {
+            Kind::File
+        } else if ft.is_symlink() {
+            match std::fs::canonicalize(entry.path()) {
+                Ok(target) if target.starts_with(&root) => {
+                    if target.is_dir() {
+                        Kind::Dir
+                    } else {
+                        Kind::File
+                    }
+                }
+                _ => Kind::SymlinkOutside,
+            }
+        } else {
+            Kind::Other
+        };
+        let kind = if detail.is_some() && kind == Kind::File {
+            Kind::Other
+        } else {
+            kind
+        };
+        out.insert(name, (kind, detail));
+    }
+    Ok(out)
+}
+
+impl Evidence {
+    /// Read a verified file whole, re-checking its hash so that what is
+    /// parsed is exactly what was verified.
+    pub fn read_verified(&self, rel: &str) -> anyhow::Result<Vec<u8>> {
+        let path = self.dir.join(rel);
+        let expected = self.verified_sha256(rel).ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{}` is not a verified file of the campaign",
+                path.display()
+            )
+        })?;
+        let bytes = crate::fsx::read(&path)?;
+        if crate::hash::sha256_bytes(&bytes) != expected {
+            return Err(crate::error::EvidenceFailed {
+                report: format!("`{}` changed after it was verified", path.display()),
+            }
+            .into());
+        }
+        Ok(bytes)
+    }
+}

@@ -1,0 +1,75 @@
+//! Small HTML helpers shared by the block renderers: escaping and the
+//! "source: file · sha256" note every data-backed block carries.
+
+use std::fmt::Write;
+
+/// Escape text for HTML element content and quoted attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `<p class="source">` naming the data file and its short hash, linked.
+pub fn source_note(path: &str, href: &str, sha256: &str) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<p class=\"source\">Source: <a href=\"{}\">{}</a> · <span class=\"hash\" title=\"sha256 {}\">sha256 {}</span></p>",
+        escape(href),
+        escape(path),
+        escape(sha256),
+        escape(&sha256[..sha256.len().min(12)])
+    );
+    s
+}
+
+/// A URL-safe slug of heading text: lowercase alphanumerics joined by `-`.
+pub fn slug(text: &str) -> String {
+    let mut out = String::new();
+    let mut dash = false;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            if dash && !out.is_empty() {
+                out.push('-');
+            }
+            dash = false;
+            out.extend(c.to_lowercase());
+        } else {
+            dash = true;
+        }
+    }
+    if out.is_empty() {
+        out.push_str("section");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            super::escape("<a href='x'>&</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(
+            super::slug("Failures and routed limits"),
+            "failures-and-routed-limits"
+        );
+        assert_eq!(super::slug("4K-target decode!"), "4k-target-decode");
+    }
+}

@@ -1,0 +1,27 @@
+//! exhibit: a folder of sanitized benchmark-campaign artifacts in, a verified
+//! static publication out.
+//!
+//! The pipeline, one stage per module, data flowing one way:
+//! [`campaign`] (find and load campaigns) -> [`manifest`] + [`evidence`]
+//! (hash and verify every file) -> [`page`] (Markdown and `exhibit` blocks,
+//! reading [`data`] through [`expr`]) -> [`blocks`] (cards, tables, charts,
+//! ledgers as HTML/SVG) -> [`render`] (tera templates) -> [`site`] (write,
+//! SHA256SUMS, audit.json, swap in). [`verify`] and [`seal`] reuse the
+//! evidence stage; [`cli`] sits at the edge.
+
+pub mod blocks;
+pub mod campaign;
+pub mod cli;
+pub mod data;
+pub mod error;
+pub mod evidence;
+pub mod expr;
+pub mod fsx;
+pub mod hash;
+pub mod html;
+pub mod manifest;
+pub mod page;
+pub mod render;
+pub mod seal;
+pub mod site;
+pub mod verify;

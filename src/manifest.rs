@@ -1,0 +1,271 @@
+//! The campaign manifest: `manifest.json` or a coreutils `SHA256SUMS` file,
+//! parsed into a list of expected (path, sha256, bytes) entries.
+
+use crate::error::InputError;
+use anyhow::{bail, Result};
+use serde::{Deserialize, Deserializer};
+use std::path::Path;
+
+pub const JSON_NAME: &str = "manifest.json";
+pub const SUMS_NAME: &str = "SHA256SUMS";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Json,
+    Sha256sums,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: String,
+    /// Lowercase hex.
+    pub sha256: String,
+    pub bytes: Option<u64>,
+    /// 1-based line of the entry in a SHA256SUMS file; 0 for JSON.
+    pub line: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// File name relative to the campaign folder.
+    pub name: String,
+    pub format: Format,
+    pub entries: Vec<Entry>,
+    /// Hash of the manifest file itself.
+    pub sha256: String,
+    pub bytes: u64,
+}
+
+/// Load the manifest of `dir`: exactly one of manifest.json and SHA256SUMS.
+pub fn load(dir: &Path) -> Result<Manifest> {
+    let json = dir.join(JSON_NAME);
+    let sums = dir.join(SUMS_NAME);
+    let (path, format) = match (json.is_file(), sums.is_file()) {
+        (true, true) => bail!(
+            "`{}` has both {JSON_NAME} and {SUMS_NAME}; keep one manifest",
+            dir.display()
+        ),
+        (true, false) => (json, Format::Json),
+        (false, true) => (sums, Format::Sha256sums),
+        (false, false) => bail!(
+            "`{}` has no manifest: write one with `exhibit seal {}`",
+            dir.display(),
+            dir.display()
+        ),
+    };
+    load_file(&path, format)
+}
+
+pub fn load_file(path: &Path, format: Format) -> Result<Manifest> {
+    let bytes = crate::fsx::read(path)?;
+    let sha256 = crate::hash::sha256_bytes(&bytes);
+    let text = match String::from_utf8(bytes.clone()) {
+        Ok(t) => t,
+        Err(e) => {
+            let offset = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            return Err(
+                InputError::at_offset(path, &text, offset, "manifest is not valid UTF-8").into(),
+            );
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let entries = match format {
+        Format::Json => parse_json(path, text)?,
+        Format::Sha256sums => parse_sums(path, text)?,
+    };
+    Ok(Manifest {
+        name: path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        format,
+        entries,
+        sha256,
+        bytes: bytes.len() as u64,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonManifest {
+    files: Vec<JsonEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonEntry {
+    path: String,
+    #[serde(deserialize_with = "de_hash")]
+    sha256: String,
+    bytes: Option<u64>,
+}
+
+fn de_hash<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    check_hash(&s).map_err(serde::de::Error::custom)
+}
+
+/// A SHA-256 digest: 64 hex digits, either case; returned lowercase.
+pub fn check_hash(s: &str) -> Result<String, String> {
+    if s.len() != 64 {
+        return Err(format!(
+            "sha256 must be 64 hex digits, found {} characters",
+            s.chars().count()
+        ));
+    }
+    if let Some(c) = s.chars().find(|c| !c.is_ascii_hexdigit()) {
+        return Err(format!("sha256 has a non-hex character {c:?}"));
+    }
+    Ok(s.to_ascii_lowercase())
+}
+
+pub fn parse_json(path: &Path, text: &str) -> Result<Vec<Entry>> {
+    let m: JsonManifest =
+        serde_json::from_str(text).map_err(|e| InputError::json(path, text, 0, &e))?;
+    Ok(m.files
+        .into_iter()
+        .map(|f| Entry {
+            path: f.path,
+            sha256: f.sha256,
+            bytes: f.bytes,
+            line: 0,
+        })
+        .collect())
+}
+
+/// coreutils `sha256sum` output: `HASH  path`, `HASH *path`, a leading `\`
+/// for escaped names, and BSD tags `SHA256 (path) = HASH`; CRLF tolerated.
+pub fn parse_sums(path: &Path, text: &str) -> Result<Vec<Entry>> {
+    let mut entries = Vec::new();
+    for (i, raw) in text.split('\n').enumerate() {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let lineno = i + 1;
+        let err = |col: usize, msg: String| -> anyhow::Error {
+            let mut e = InputError::new(path, lineno, col, msg);
+            e.source_line = Some(line.to_string());
+            e.into()
+        };
+        let (escaped, body) = match line.strip_prefix('\\') {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        let col0 = usize::from(escaped) + 1;
+        let (hash, name) = if let Some(rest) = body.strip_prefix("SHA256 (") {
+            let Some(close) = rest.rfind(") = ") else {
+                return Err(err(
+                    col0,
+                    "BSD-style line must read `SHA256 (path) = HASH`".into(),
+                ));
+            };
+            (&rest[close + 4..], &rest[..close])
+        } else {
+            let Some((hash, rest)) = body.split_once(' ') else {
+                return Err(err(
+                    col0,
+                    "expected `HASH  path` or `SHA256 (path) = HASH`".into(),
+                ));
+            };
+            let name = rest
+                .strip_prefix(' ')
+                .or_else(|| rest.strip_prefix('*'))
+                .ok_or_else(|| {
+                    err(
+                        col0 + hash.len() + 1,
+                        "expected two spaces or ` *` between hash and path".into(),
+                    )
+                })?;
+            (hash, name)
+        };
+        let sha256 = check_hash(hash).map_err(|m| err(col0, m))?;
+        let name = if escaped {
+            unescape(name).map_err(|m| err(col0, m))?
+        } else {
+            name.to_string()
+        };
+        if name.is_empty() {
+            return Err(err(col0, "entry has no path".into()));
+        }
+        entries.push(Entry {
+            path: name,
+            sha256,
+            bytes: None,
+            line: lineno,
+        });
+    }
+    Ok(entries)
+}
+
+fn unescape(s: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\\') => out.push('\\'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            other => {
+                return Err(format!(
+                    "unknown escape `\\{}` in file name",
+                    other.map(String::from).unwrap_or_default()
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One SHA256SUMS line for `path`, escaped the way coreutils does.
+pub fn sums_line(sha256: &str, path: &str) -> String {
+    if path.contains(['\\', '\n', '\r']) {
+        let esc = path
+            .replace('\\', "\\\\")
+            .replace('\n', "\\n")
+            .replace('\r', "\\r");
+        format!("\\{sha256}  {esc}\n")
+    } else {
+        format!("{sha256}  {path}\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+    #[test]
+    fn sums_formats() {
+        let upper = H.to_ascii_uppercase();
+        let text = format!(
+            "\u{feff}{H}  a.txt\r\n{H} *bin/b.dat\n\\{H}  c\\\\d\\nx\nSHA256 (e f) = {upper}\n"
+        );
+        let text = text.strip_prefix('\u{feff}').unwrap();
+        let e = parse_sums(Path::new("S"), text).unwrap();
+        let names: Vec<_> = e.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(names, ["a.txt", "bin/b.dat", "c\\d\nx", "e f"]);
+        assert!(e.iter().all(|e| e.sha256 == H));
+    }
+
+    #[test]
+    fn sums_line_round_trips() {
+        let line = sums_line(H, "we\\ird\nname");
+        let e = parse_sums(Path::new("S"), &line).unwrap();
+        assert_eq!(e[0].path, "we\\ird\nname");
+    }
+
+    #[test]
+    fn bad_hash_names_line() {
+        let err = parse_sums(Path::new("S"), &format!("{H}  ok\nabc  bad\n")).unwrap_err();
+        let e = err.downcast_ref::<InputError>().unwrap();
+        assert_eq!(e.line, 2);
+    }
+}

@@ -1,0 +1,433 @@
+//! Third stage: a Markdown page and its `exhibit` blocks into a rendered
+//! page body, walking pulldown-cmark's event stream with byte offsets so every
+//! error names the page's line:col.
+
+use crate::blocks::{self, Block, LedgerEntry, Problem};
+use crate::campaign::Campaign;
+use crate::data::{DataStore, LoadError};
+use crate::error::InputError;
+use crate::evidence::Evidence;
+use crate::expr::Slot;
+use crate::html::escape;
+use anyhow::Result;
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Heading {
+    pub level: u8,
+    pub id: String,
+    pub text: String,
+}
+
+/// A block as recorded in audit.json.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockRecord {
+    pub page: String,
+    pub line: usize,
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub title: String,
+    pub file: String,
+    pub output: String,
+    pub html: String,
+    pub toc: Vec<Heading>,
+    pub blocks: Vec<BlockRecord>,
+    pub ledger: Vec<LedgerEntry>,
+}
+
+pub fn options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+}
+
+struct Renderer<'a> {
+    campaign: &'a Campaign,
+    evidence: &'a Evidence,
+    store: &'a DataStore<'a>,
+    file: &'a str,
+    path: PathBuf,
+    text: &'a str,
+    html: String,
+    pending: Vec<Event<'a>>,
+    toc: Vec<Heading>,
+    ids: HashMap<String, usize>,
+    blocks: Vec<BlockRecord>,
+    ledger: Vec<LedgerEntry>,
+    charts: usize,
+}
+
+/// Render page `index` of the campaign.
+pub fn render(
+    campaign: &Campaign,
+    evidence: &Evidence,
+    store: &DataStore,
+    index: usize,
+) -> Result<Page> {
+    let page = &campaign.meta.pages[index];
+    let path = campaign.path(&page.file);
+    if evidence.get(&page.file).is_none() {
+        return Err(InputError::new(
+            &campaign.path(crate::campaign::META_NAME),
+            0,
+            0,
+            format!(
+                "page `{}` is listed in campaign.json but does not exist",
+                page.file
+            ),
+        )
+        .into());
+    }
+    let bytes = evidence.read_verified(&page.file)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+        InputError::at_offset(
+            &path,
+            &lossy,
+            e.utf8_error().valid_up_to(),
+            "page is not valid UTF-8",
+        )
+    })?;
+    let mut r = Renderer {
+        campaign,
+        evidence,
+        store,
+        file: &page.file,
+        path,
+        text: &text,
+        html: String::with_capacity(text.len() * 2),
+        pending: Vec::new(),
+        toc: Vec::new(),
+        ids: HashMap::new(),
+        blocks: Vec::new(),
+        ledger: Vec::new(),
+        charts: 0,
+    };
+    r.run()?;
+    Ok(Page {
+        title: page.title.clone(),
+        file: page.file.clone(),
+        output: campaign.page_output(index),
+        html: r.html,
+        toc: r.toc,
+        blocks: r.blocks,
+        ledger: r.ledger,
+    })
+}
+
+impl<'a> Renderer<'a> {
+    fn err(&self, offset: usize, msg: impl Into<String>) -> anyhow::Error {
+        InputError::at_offset(&self.path, self.text, offset, msg).into()
+    }
+
+    fn flush(&mut self) {
+        pulldown_cmark::html::push_html(&mut self.html, self.pending.drain(..));
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let events: Vec<(Event<'a>, Range<usize>)> = Parser::new_ext(self.text, options())
+            .into_offset_iter()
+            .collect();
+        let mut i = 0;
+        // Links we dropped, so their ends are dropped too.
+        let mut link_stack: Vec<bool> = Vec::new();
+        while i < events.len() {
+            let (event, range) = &events[i];
+            match event {
+                Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info)))
+                    if info.split_whitespace().next() == Some("exhibit") =>
+                {
+                    let kind = info.split_whitespace().nth(1).unwrap_or("").to_string();
+                    let mut body = String::new();
+                    let mut body_start = None;
+                    i += 1;
+                    while i < events.len() && !matches!(events[i].0, Event::End(TagEnd::CodeBlock))
+                    {
+                        if let Event::Text(t) = &events[i].0 {
+                            body_start.get_or_insert(events[i].1.start);
+                            body.push_str(t);
+                        }
+                        i += 1;
+                    }
+                    self.block(&kind, &body, range.start, body_start)?;
+                }
+                Event::Start(Tag::Heading { .. }) => {
+                    let end = events[i..]
+                        .iter()
+                        .position(|(e, _)| matches!(e, Event::End(TagEnd::Heading(_))))
+                        .map_or(events.len() - 1, |p| i + p);
+                    self.heading(&events[i..=end]);
+                    i = end;
+                }
+                Event::Html(s) | Event::InlineHtml(s) => self.pending.push(Event::Text(s.clone())),
+                Event::Code(code) if code.starts_with('=') => {
+                    let html = self.inline_ref(&code[1..], range.start)?;
+                    self.pending.push(Event::InlineHtml(html.into()));
+                }
+                Event::Start(Tag::Link {
+                    link_type,
+                    dest_url,
+                    title,
+                    id,
+                }) => match self.link(dest_url, range.start)? {
+                    Some(dest) => {
+                        link_stack.push(true);
+                        self.pending.push(Event::Start(Tag::Link {
+                            link_type: *link_type,
+                            dest_url: dest.into(),
+                            title: title.clone(),
+                            id: id.clone(),
+                        }));
+                    }
+                    None => link_stack.push(false),
+                },
+                Event::End(TagEnd::Link) => {
+                    if link_stack.pop().unwrap_or(true) {
+                        self.pending.push(event.clone());
+                    }
+                }
+                Event::Start(Tag::Image {
+                    link_type,
+                    dest_url,
+                    title,
+                    id,
+                }) => match self.link(dest_url, range.start)? {
+                    Some(dest) => {
+                        link_stack.push(true);
+                        self.pending.push(Event::Start(Tag::Image {
+                            link_type: *link_type,
+                            dest_url: dest.into(),
+                            title: title.clone(),
+                            id: id.clone(),
+                        }));
+                    }
+                    None => link_stack.push(false),
+                },
+                Event::End(TagEnd::Image) => {
+                    if link_stack.pop().unwrap_or(true) {
+                        self.pending.push(event.clone());
+                    }
+                }
+                other => self.pending.push(other.clone()),
+            }
+            i += 1;
+        }
+        self.flush();
+        Ok(())
+    }
+
+    fn block(
+        &mut self,
+        kind: &str,
+        body: &str,
+        at: usize,
+        body_start: Option<usize>,
+    ) -> Result<()> {
+        if kind.is_empty() {
+            return Err(self.err(
+                at,
+                format!(
+                    "an `exhibit` block needs a kind: one of {}",
+                    blocks::KINDS.join(", ")
+                ),
+            ));
+        }
+        if !blocks::KINDS.contains(&kind) {
+            return Err(self.err(
+                at,
+                format!(
+                    "unknown block kind `{kind}`: expected one of {}",
+                    blocks::KINDS.join(", ")
+                ),
+            ));
+        }
+        let Some(body_start) = body_start else {
+            return Err(self.err(at, format!("`exhibit {kind}` block has no JSON body")));
+        };
+        let block: Block = match blocks::parse(kind, body) {
+            Ok(b) => b,
+            Err(blocks::ParseError::Json(e)) => {
+                let (line, _) = crate::error::line_col(self.text, body_start);
+                return Err(InputError::json(&self.path, self.text, line - 1, &e)
+                    .with_prefix(&format!("bad `exhibit {kind}` block: "))
+                    .into());
+            }
+            Err(blocks::ParseError::Invalid(m)) => {
+                return Err(self.err(at, format!("bad `exhibit {kind}` block: {m}")))
+            }
+        };
+        self.flush();
+        self.charts += usize::from(matches!(block, Block::Chart(_)));
+        let ctx = blocks::Ctx {
+            campaign: self.campaign,
+            evidence: self.evidence,
+            store: self.store,
+            chart_id: format!("chart-{}", self.charts),
+        };
+        let rendered = match blocks::render(&block, &ctx) {
+            Ok(r) => r,
+            Err(Problem::Here(m)) => {
+                return Err(self.err(at, format!("`exhibit {kind}` block: {m}")))
+            }
+            Err(Problem::Positioned(e)) => {
+                let (line, col) = crate::error::line_col(self.text, at);
+                return Err(e.context(format!(
+                    "in the `exhibit {kind}` block at {}:{line}:{col}",
+                    self.path.display()
+                )));
+            }
+        };
+        self.html.push_str(&rendered.html);
+        self.html.push('\n');
+        self.blocks.push(BlockRecord {
+            page: self.file.to_string(),
+            line: crate::error::line_col(self.text, at).0,
+            kind: block.kind(),
+            source: rendered.source.as_ref().map(|s| s.path.clone()),
+            sha256: rendered.source.as_ref().map(|s| s.sha256.clone()),
+        });
+        self.ledger.extend(rendered.ledger);
+        Ok(())
+    }
+
+    fn heading(&mut self, events: &[(Event<'a>, Range<usize>)]) {
+        let mut text = String::new();
+        for (e, _) in &events[1..] {
+            if let Event::Text(t) | Event::Code(t) = e {
+                text.push_str(t);
+            }
+        }
+        let Event::Start(Tag::Heading {
+            level,
+            id,
+            classes,
+            attrs,
+        }) = &events[0].0
+        else {
+            return;
+        };
+        let base = id
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| crate::html::slug(&text));
+        let n = self.ids.entry(base.clone()).or_insert(0);
+        *n += 1;
+        let unique = if *n == 1 { base } else { format!("{base}-{n}") };
+        self.toc.push(Heading {
+            level: level_num(*level),
+            id: unique.clone(),
+            text: text.clone(),
+        });
+        self.pending.push(Event::Start(Tag::Heading {
+            level: *level,
+            id: Some(CowStr::from(unique)),
+            classes: classes.clone(),
+            attrs: attrs.clone(),
+        }));
+        for (e, _) in &events[1..] {
+            match e {
+                Event::Html(s) | Event::InlineHtml(s) => self.pending.push(Event::Text(s.clone())),
+                other => self.pending.push(other.clone()),
+            }
+        }
+    }
+
+    /// `FILE#EXPR[:FORMAT]` into a `<span>` holding the formatted value.
+    fn inline_ref(&self, spec: &str, at: usize) -> Result<String> {
+        let bad = |m: String| self.err(at, format!("reference `={spec}`: {m}"));
+        let (file, rest) = spec
+            .split_once('#')
+            .ok_or_else(|| bad("expected `=FILE#POINTER` or `=FILE#POINTER:FORMAT`".into()))?;
+        let slot = Slot::parse(rest).map_err(bad)?;
+        let source = self.store.load(file.trim()).map_err(|e| match e {
+            LoadError::AtBlock(m) => bad(m),
+            LoadError::Other(e) => e,
+        })?;
+        let value = slot
+            .render(&source.doc)
+            .map_err(|e| bad(format!("{e} in `{}`", source.path)))?;
+        Ok(format!(
+            "<span class=\"ref\" title=\"{} · sha256 {}\">{}</span>",
+            escape(&source.path),
+            source.short_hash(),
+            escape(&value.to_string())
+        ))
+    }
+
+    /// Check and rewrite a link target; `None` drops the link.
+    fn link(&self, dest: &str, at: usize) -> Result<Option<String>> {
+        let compact: String = dest
+            .chars()
+            .filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control())
+            .collect();
+        if let Some(colon) = compact.find(':') {
+            let scheme = &compact[..colon];
+            if !scheme.contains(['/', '?', '#']) {
+                let scheme = scheme.to_ascii_lowercase();
+                return Ok(matches!(scheme.as_str(), "http" | "https" | "mailto")
+                    .then(|| dest.to_string()));
+            }
+        }
+        if dest.is_empty()
+            || dest.starts_with('#')
+            || dest.starts_with("//")
+            || dest.starts_with("../")
+        {
+            return Ok(Some(dest.to_string()));
+        }
+        if dest.starts_with('/') {
+            return Err(self.err(
+                at,
+                format!("link `{dest}` is absolute; link to campaign files with relative paths"),
+            ));
+        }
+        let (path, frag) = match dest.find(['#', '?']) {
+            Some(i) => (&dest[..i], &dest[i..]),
+            None => (dest, ""),
+        };
+        let path = path.strip_prefix("./").unwrap_or(path);
+        if let Some(out) = self.campaign.output_of_page(path) {
+            return Ok(Some(format!("{out}{frag}")));
+        }
+        if self.evidence.verified_sha256(path).is_some() {
+            return Ok(Some(format!(
+                "{}{frag}",
+                crate::campaign::published_name(path)
+            )));
+        }
+        let generated = ["manifest.html", "ledger.html", "audit.json", "SHA256SUMS"];
+        if generated.contains(&path)
+            || (0..self.campaign.meta.pages.len()).any(|i| self.campaign.page_output(i) == path)
+        {
+            return Ok(Some(dest.to_string()));
+        }
+        Err(self.err(
+            at,
+            format!("broken link `{dest}`: no page or file of the campaign has that path"),
+        ))
+    }
+}
+
+fn level_num(l: HeadingLevel) -> u8 {
+    match l {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}

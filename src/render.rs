@@ -1,0 +1,110 @@
+//! The theme: tera templates and static assets, built in with `include_str!`
+//! and listed in one table. A `--theme DIR` holding files at the same
+//! relative paths overrides any of them. Markdown never passes through tera:
+//! rendered page bodies are handed to the templates as finished HTML.
+
+use anyhow::{Context, Result};
+use std::path::Path;
+use tera::Tera;
+
+/// Every built-in theme file: (path inside a theme folder, contents).
+const BUILTIN: &[(&str, &str)] = &[
+    (
+        "templates/base.html",
+        include_str!("../templates/base.html"),
+    ),
+    (
+        "templates/campaign_header.html",
+        include_str!("../templates/campaign_header.html"),
+    ),
+    (
+        "templates/page.html",
+        include_str!("../templates/page.html"),
+    ),
+    (
+        "templates/manifest.html",
+        include_str!("../templates/manifest.html"),
+    ),
+    (
+        "templates/ledger.html",
+        include_str!("../templates/ledger.html"),
+    ),
+    (
+        "templates/index.html",
+        include_str!("../templates/index.html"),
+    ),
+    ("assets/style.css", include_str!("../assets/style.css")),
+];
+
+pub const GENERATOR: &str = concat!("exhibit ", env!("CARGO_PKG_VERSION"));
+
+/// A static file of the site, under a fingerprinted name.
+pub struct Asset {
+    /// e.g. `assets/style.0c1d2e3f4a.css`
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
+pub struct Theme {
+    tera: Tera,
+    pub assets: Vec<Asset>,
+    /// Site-relative path of the stylesheet.
+    pub css: String,
+}
+
+impl Theme {
+    pub fn load(dir: Option<&Path>) -> Result<Theme> {
+        let mut tera = Tera::default();
+        let mut assets = Vec::new();
+        let mut templates = Vec::new();
+        for (name, builtin) in BUILTIN {
+            let text = match dir.map(|d| d.join(name)).filter(|p| p.is_file()) {
+                Some(p) => crate::fsx::read_to_string(&p)?,
+                None => builtin.to_string(),
+            };
+            if let Some(t) = name.strip_prefix("templates/") {
+                templates.push((t.to_string(), text));
+            } else {
+                assets.push(fingerprint(name, text.into_bytes()));
+            }
+        }
+        tera.add_raw_templates(templates)
+            .map_err(|e| anyhow::anyhow!("{}", tera_chain(&e)))
+            .context("a theme template does not compile")?;
+        let css = assets
+            .iter()
+            .find(|a| a.path.starts_with("assets/style."))
+            .map(|a| a.path.clone())
+            .unwrap_or_default();
+        Ok(Theme { tera, assets, css })
+    }
+
+    pub fn render(&self, template: &str, ctx: &tera::Context) -> Result<String> {
+        self.tera
+            .render(template, ctx)
+            .map_err(|e| anyhow::anyhow!("template `{template}` failed: {}", tera_chain(&e)))
+    }
+}
+
+/// `assets/style.css` -> `assets/style.<10 hex>.css`, so caches never serve
+/// a stale stylesheet.
+fn fingerprint(name: &str, bytes: Vec<u8>) -> Asset {
+    let hash = crate::hash::sha256_bytes(&bytes);
+    let path = match name.rsplit_once('.') {
+        Some((stem, ext)) => format!("{stem}.{}.{ext}", &hash[..10]),
+        None => format!("{name}.{}", &hash[..10]),
+    };
+    Asset { path, bytes }
+}
+
+/// tera nests the useful message in its source chain.
+fn tera_chain(e: &tera::Error) -> String {
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        src = s.source();
+    }
+    msg
+}

@@ -1,0 +1,138 @@
+//! `exhibit verify`: audit a campaign folder, or a published site folder
+//! through its SHA256SUMS, and report one verdict per file.
+
+use crate::evidence::{self, Evidence, Verdict};
+use crate::manifest::{self, Format};
+use anyhow::{bail, Result};
+use serde::Serialize;
+use std::path::Path;
+
+/// Verify `path`: a campaign, a published campaign, or a whole built site.
+pub fn verify(path: &Path) -> Result<Vec<Evidence>> {
+    if !path.is_dir() {
+        bail!("`{}` is not a folder", path.display());
+    }
+    let has = |n: &str| path.join(n).is_file();
+    if has(manifest::JSON_NAME) || (has(manifest::SUMS_NAME) && !has("audit.json")) {
+        let m = manifest::load(path)?;
+        let name = m.name.clone();
+        return Ok(vec![evidence::verify(path, m, &[name.as_str()])?]);
+    }
+    if has(manifest::SUMS_NAME) {
+        return Ok(vec![published(path)?]);
+    }
+    if has(crate::site::MARKER) {
+        let mut out = Vec::new();
+        let mut dirs: Vec<_> = std::fs::read_dir(path)
+            .map_err(|e| anyhow::anyhow!("failed to list `{}`: {e}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join(manifest::SUMS_NAME).is_file())
+            .collect();
+        dirs.sort();
+        for d in dirs {
+            out.push(published(&d)?);
+        }
+        if out.is_empty() {
+            bail!(
+                "`{}` is an exhibit site but holds no campaign with a SHA256SUMS",
+                path.display()
+            );
+        }
+        return Ok(out);
+    }
+    bail!(
+        "`{}` has no manifest.json or SHA256SUMS: nothing to verify against",
+        path.display()
+    )
+}
+
+/// A published campaign folder: every file against the site's SHA256SUMS.
+fn published(dir: &Path) -> Result<Evidence> {
+    let m = manifest::load_file(&dir.join(manifest::SUMS_NAME), Format::Sha256sums)?;
+    evidence::verify(dir, m, &[manifest::SUMS_NAME])
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    /// Bumped when the shape changes.
+    schema: u32,
+    ok: bool,
+    folders: Vec<JsonFolder<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFolder<'a> {
+    path: String,
+    manifest: &'a str,
+    manifest_format: Format,
+    ok: bool,
+    counts: std::collections::BTreeMap<&'static str, usize>,
+    files: &'a [evidence::FileCheck],
+}
+
+pub fn to_json(all: &[Evidence]) -> Result<String> {
+    let folders = all
+        .iter()
+        .map(|e| JsonFolder {
+            path: e.dir.display().to_string(),
+            manifest: &e.manifest.name,
+            manifest_format: e.manifest.format,
+            ok: e.all_ok(),
+            counts: Verdict::ALL
+                .iter()
+                .map(|v| {
+                    (
+                        v.as_str(),
+                        e.files.iter().filter(|f| f.verdict == *v).count(),
+                    )
+                })
+                .collect(),
+            files: &e.files,
+        })
+        .collect();
+    let report = JsonReport {
+        schema: 1,
+        ok: all.iter().all(Evidence::all_ok),
+        folders,
+    };
+    Ok(serde_json::to_string_pretty(&report)? + "\n")
+}
+
+pub fn to_text(all: &[Evidence]) -> String {
+    let mut out = String::new();
+    for e in all {
+        out.push_str(&format!(
+            "{} (against {})\n",
+            e.dir.display(),
+            e.manifest.name
+        ));
+        let width = e
+            .files
+            .iter()
+            .map(|f| f.path.len())
+            .max()
+            .unwrap_or(4)
+            .min(60);
+        out.push_str(&format!(
+            "  {:<15} {:<width$}  {:>12}  {}\n",
+            "VERDICT", "FILE", "BYTES", "SHA-256"
+        ));
+        for f in &e.files {
+            let sha = f.sha256.as_deref().map(|s| &s[..16]).unwrap_or("-");
+            let bytes = f.bytes.map(|b| b.to_string()).unwrap_or_else(|| "-".into());
+            out.push_str(&format!(
+                "  {:<15} {:<width$}  {:>12}  {}",
+                f.verdict.as_str(),
+                f.path,
+                bytes,
+                sha
+            ));
+            if let Some(d) = &f.detail {
+                out.push_str(&format!("  ({d})"));
+            }
+            out.push('\n');
+        }
+        out.push_str(&format!("{}\n", e.summary()));
+    }
+    out
+}
