@@ -55,6 +55,8 @@ pub struct Theme {
 impl Theme {
     pub fn load(dir: Option<&Path>) -> Result<Theme> {
         let mut tera = Tera::default();
+        // tera's own escaper also rewrites `/`, which makes every path unreadable.
+        tera.set_escape_fn(crate::html::escape);
         let mut assets = Vec::new();
         let mut templates = Vec::new();
         for (name, builtin) in BUILTIN {

@@ -111,11 +111,25 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
         .collect();
     let text = match format {
         Format::Json => {
-            let entries: Vec<_> = files
+            #[derive(serde::Serialize)]
+            struct Entry<'a> {
+                path: &'a str,
+                sha256: &'a str,
+                bytes: u64,
+            }
+            #[derive(serde::Serialize)]
+            struct Doc<'a> {
+                files: Vec<Entry<'a>>,
+            }
+            let files = files
                 .iter()
-                .map(|f| serde_json::json!({"path": f.path, "sha256": f.sha256, "bytes": f.bytes}))
+                .map(|f| Entry {
+                    path: &f.path,
+                    sha256: f.sha256.as_deref().unwrap_or(""),
+                    bytes: f.bytes.unwrap_or(0),
+                })
                 .collect();
-            let mut s = serde_json::to_string_pretty(&serde_json::json!({ "files": entries }))?;
+            let mut s = serde_json::to_string_pretty(&Doc { files })?;
             s.push('\n');
             s
         }
