@@ -13,13 +13,15 @@ pub fn verify(path: &Path) -> Result<Vec<Evidence>> {
         bail!("`{}` is not a folder", path.display());
     }
     let has = |n: &str| path.join(n).is_file();
-    if has(manifest::JSON_NAME) || (has(manifest::SUMS_NAME) && !has("audit.json")) {
+    // A published campaign carries its source manifest too; its SHA256SUMS
+    // (beside audit.json) is the one that covers what was published.
+    if has(manifest::SUMS_NAME) && has("audit.json") {
+        return Ok(vec![published(path)?]);
+    }
+    if has(manifest::JSON_NAME) || has(manifest::SUMS_NAME) {
         let m = manifest::load(path)?;
         let name = m.name.clone();
         return Ok(vec![evidence::verify(path, m, &[name.as_str()])?]);
-    }
-    if has(manifest::SUMS_NAME) {
-        return Ok(vec![published(path)?]);
     }
     if has(crate::site::MARKER) {
         let mut out = Vec::new();
