@@ -173,7 +173,7 @@ fn y_range(spec: &ChartSpec, data: &Data) -> (f64, f64) {
         .y
         .min
         .unwrap_or(if lo_data < 0.0 { lo_data * 1.15 } else { 0.0 });
-    let mut hi = spec.y.max.unwrap_or(if hi > 0.0 { hi * 1.22 } else { 1.0 });
+    let mut hi = spec.y.max.unwrap_or(if hi > 0.0 { hi * 1.3 } else { 1.0 });
     if hi <= lo {
         hi = lo + 1.0;
     }
@@ -292,7 +292,7 @@ fn draw(
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(legend_corner(data))
             .margin(10)
             .label_font(("sans-serif", 13).into_font().color(&INK))
             .background_style(WHITE.mix(0.9))
@@ -301,6 +301,22 @@ fn draw(
         root.present()?;
     }
     Ok(buf)
+}
+
+/// Put the legend over the lower end of the chart, where bars leave room.
+fn legend_corner(data: &Data) -> SeriesLabelPosition {
+    let at = |i: usize| {
+        data.values
+            .iter()
+            .map(|s| s[i])
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let last = data.categories.len() - 1;
+    if last > 0 && at(0) < at(last) {
+        SeriesLabelPosition::UpperLeft
+    } else {
+        SeriesLabelPosition::UpperRight
+    }
 }
 
 /// Tick values like 19.999999 come out of float steps; show them clean.

@@ -147,6 +147,10 @@ pub fn render(spec: &TableSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Prob
             None => rows.iter().all(|r| r[i].1 || r[i].0.is_empty()) && rows.iter().any(|r| r[i].1),
         })
         .collect();
+    // Short cells (figures, "0.177 / 0.128") never wrap; prose cells do.
+    let short: Vec<bool> = (0..cells.len())
+        .map(|i| rows.iter().all(|r| r[i].0.chars().count() <= 24))
+        .collect();
     let mut html = String::from("<figure class=\"block table\">");
     html.push_str(&caption(&spec.caption));
     html.push_str("<div class=\"scroll\"><table><thead><tr>");
@@ -160,8 +164,13 @@ pub fn render(spec: &TableSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Prob
     html.push_str("</tr></thead><tbody>");
     for row in &rows {
         html.push_str("<tr>");
-        for ((text, _), num) in row.iter().zip(&numeric) {
-            html.push_str(&format!("<td{}>{}</td>", num_class(*num), escape(text)));
+        for (((text, _), num), short) in row.iter().zip(&numeric).zip(&short) {
+            let class = match (*num, *short) {
+                (true, _) => " class=\"num\"",
+                (false, true) => " class=\"short\"",
+                (false, false) => "",
+            };
+            html.push_str(&format!("<td{class}>{}</td>", escape(text)));
         }
         html.push_str("</tr>");
     }
