@@ -28,7 +28,7 @@ pub struct Records<'a> {
 
 impl Source {
     pub fn short_hash(&self) -> &str {
-        &self.sha256[..12]
+        self.sha256.get(..12).unwrap_or(&self.sha256)
     }
 
     /// The value a pointer names; for JSONL, pointers are not allowed.

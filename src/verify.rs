@@ -120,7 +120,7 @@ pub fn to_text(all: &[Evidence]) -> String {
             "VERDICT", "FILE", "BYTES", "SHA-256"
         ));
         for f in &e.files {
-            let sha = f.sha256.as_deref().map(|s| &s[..16]).unwrap_or("-");
+            let sha = f.sha256.as_deref().and_then(|s| s.get(..16)).unwrap_or("-");
             let bytes = f.bytes.map(|b| b.to_string()).unwrap_or_else(|| "-".into());
             out.push_str(&format!(
                 "  {:<15} {:<width$}  {:>12}  {}",
