@@ -215,11 +215,16 @@ pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Resul
         files.push(check);
     }
 
+    let progress = Progress::new(dir, &files, &to_hash);
     type Hashed = (usize, Result<(String, u64), String>);
     let hashed: Vec<Hashed> = to_hash
         .par_iter()
-        .map(|&i| (i, hash_stable(&dir.join(&files[i].path))))
+        .map(|&i| {
+            let r = hash_stable(&dir.join(&files[i].path), &progress);
+            (i, r)
+        })
         .collect();
+    progress.finish();
     for (i, result) in hashed {
         let f = &mut files[i];
         match result {
@@ -299,12 +304,13 @@ fn unsafe_reason(path: &str, manifest_name: &str) -> Option<&'static str> {
 }
 
 /// Hash a file and make sure it did not change while being read.
-fn hash_stable(path: &Path) -> Result<(String, u64), String> {
+fn hash_stable(path: &Path, progress: &Progress) -> Result<(String, u64), String> {
     let stamp = |p: &Path| std::fs::metadata(p).map(|m| (m.len(), m.modified().ok()));
     let before = stamp(path).map_err(io_reason)?;
     let (sha, bytes) = {
-        let mut file = std::fs::File::open(path).map_err(io_reason)?;
-        crate::hash::sha256_reader(&mut file).map_err(io_reason)?
+        let file = std::fs::File::open(path).map_err(io_reason)?;
+        let mut reader = progress.wrap(file);
+        crate::hash::sha256_reader(&mut reader).map_err(io_reason)?
     };
     let after = stamp(path).map_err(io_reason)?;
     if before != after || before.0 != bytes {
@@ -396,5 +402,52 @@ impl Evidence {
             .into());
         }
         Ok(bytes)
+    }
+}
+
+/// A byte-counting progress bar on stderr, shown only when stderr is a
+/// terminal and the work is large enough to wait for.
+struct Progress(Option<indicatif::ProgressBar>);
+
+const PROGRESS_MIN_BYTES: u64 = 256 * 1024 * 1024;
+const PROGRESS_MIN_FILES: usize = 5_000;
+
+impl Progress {
+    fn new(dir: &Path, files: &[FileCheck], to_hash: &[usize]) -> Progress {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let total: u64 = to_hash
+            .iter()
+            .filter_map(|&i| std::fs::metadata(dir.join(&files[i].path)).ok())
+            .map(|m| m.len())
+            .sum();
+        if total < PROGRESS_MIN_BYTES && to_hash.len() < PROGRESS_MIN_FILES {
+            return Progress(None);
+        }
+        let bar = indicatif::ProgressBar::new(total);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "hashing {bar:40} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+        ) {
+            bar.set_style(style);
+        }
+        Progress(Some(bar))
+    }
+
+    fn wrap<R: std::io::Read>(&self, reader: R) -> Box<dyn std::io::Read + '_>
+    where
+        R: 'static,
+    {
+        match &self.0 {
+            Some(bar) => Box::new(bar.wrap_read(reader)),
+            None => Box::new(reader),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
     }
 }

@@ -170,6 +170,7 @@ pub fn parse_sums(path: &Path, text: &str) -> Result<Vec<Entry>> {
                     "expected `HASH  path` or `SHA256 (path) = HASH`".into(),
                 ));
             };
+            check_hash(hash).map_err(|m| err(col0, m))?;
             let name = rest
                 .strip_prefix(' ')
                 .or_else(|| rest.strip_prefix('*'))

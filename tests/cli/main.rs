@@ -2,6 +2,7 @@
 //! sample campaign, fixture campaigns under tests/fixtures/) copied into
 //! CARGO_TARGET_TMPDIR.
 
+mod audit;
 mod bad_input;
 mod build;
 mod format_doc;
@@ -9,7 +10,7 @@ mod tamper;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
+pub use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub fn exhibit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_exhibit"))
