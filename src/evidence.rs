@@ -435,10 +435,7 @@ impl Progress {
         Progress(Some(bar))
     }
 
-    fn wrap<R: std::io::Read>(&self, reader: R) -> Box<dyn std::io::Read + '_>
-    where
-        R: 'static,
-    {
+    fn wrap<R: std::io::Read + 'static>(&self, reader: R) -> Box<dyn std::io::Read + '_> {
         match &self.0 {
             Some(bar) => Box::new(bar.wrap_read(reader)),
             None => Box::new(reader),

@@ -48,10 +48,43 @@ pub fn verify(path: &Path) -> Result<Vec<Evidence>> {
     )
 }
 
-/// A published campaign folder: every file against the site's SHA256SUMS.
+/// A published campaign folder: every file against the site's SHA256SUMS,
+/// and every file audit.json says was published must be among them.
 fn published(dir: &Path) -> Result<Evidence> {
     let m = manifest::load_file(&dir.join(manifest::SUMS_NAME), Format::Sha256sums)?;
-    evidence::verify(dir, m, &[manifest::SUMS_NAME])
+    let mut ev = evidence::verify(dir, m, &[manifest::SUMS_NAME])?;
+    let audit_path = dir.join("audit.json");
+    let text = crate::fsx::read_to_string(&audit_path)?;
+    let audit: AuditFiles = serde_json::from_str(&text)
+        .map_err(|e| crate::error::InputError::json(&audit_path, &text, 0, &e))?;
+    for f in audit.files {
+        if ev.get(&f.published).is_none() {
+            ev.files.push(evidence::FileCheck {
+                path: f.published,
+                verdict: Verdict::Missing,
+                expected_sha256: Some(f.sha256),
+                expected_bytes: Some(f.bytes),
+                sha256: None,
+                bytes: None,
+                detail: Some("published according to audit.json but not in SHA256SUMS".into()),
+            });
+        }
+    }
+    ev.files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(ev)
+}
+
+/// The part of audit.json that verification reads.
+#[derive(serde::Deserialize)]
+struct AuditFiles {
+    files: Vec<AuditFile>,
+}
+
+#[derive(serde::Deserialize)]
+struct AuditFile {
+    published: String,
+    sha256: String,
+    bytes: u64,
 }
 
 #[derive(Serialize)]

@@ -468,6 +468,22 @@ fn seal_is_sorted_deterministic_and_diffs() {
 }
 
 #[test]
+fn seal_refuses_a_symlink_out_of_the_campaign() {
+    let dir = fixture("minimal");
+    let outside = dir.parent().unwrap().join("outside.txt");
+    std::fs::write(&outside, "elsewhere").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("artifacts/out.txt")).unwrap();
+    let o = run(exhibit().arg("seal").arg(&dir));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("unsafe-path") && stderr(&o).contains("artifacts/out.txt"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("manifest.json").exists(), "nothing sealed");
+}
+
+#[test]
 fn seal_refuses_a_built_site_inside() {
     let dir = fixture("minimal");
     seal(&dir);
@@ -494,9 +510,49 @@ fn published_site_is_audited_through_its_sha256sums() {
     // The whole site folder works too.
     let (code, _, _) = verify_json(&out);
     assert_eq!(code, Some(0));
+    // A published file dropped together with its SHA256SUMS line is caught
+    // through audit.json.
+    let sums = read(&out.join("minimal/SHA256SUMS"));
+    let kept: String = sums
+        .lines()
+        .filter(|l| !l.ends_with("  notes.md"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(out.join("minimal/SHA256SUMS"), kept).unwrap();
+    std::fs::remove_file(out.join("minimal/notes.md")).unwrap();
+    let (code, report, _) = verify_json(&out.join("minimal"));
+    assert_eq!(code, Some(1));
+    assert_eq!(verdict(&report, "notes.md").0, "missing");
+    std::fs::write(out.join("minimal/SHA256SUMS"), &sums).unwrap();
+    std::fs::copy(dir.join("notes.md"), out.join("minimal/notes.md")).unwrap();
     // Tampering with a published copy is caught.
     std::fs::write(out.join("minimal/data/cells.json"), "{}").unwrap();
     let (code, report, _) = verify_json(&out.join("minimal"));
     assert_eq!(code, Some(1));
     assert_eq!(verdict(&report, "data/cells.json").0, "modified");
+}
+
+#[test]
+fn progress_bar_only_on_a_terminal_for_large_work() {
+    let dir = sealed();
+    let big = std::fs::File::create(dir.join("artifacts/big.bin")).unwrap();
+    big.set_len(300 << 20).unwrap(); // sparse: large, cheap to make
+    seal_update(&dir);
+    // Piped stderr: quiet.
+    let o = run(exhibit().arg("verify").arg(&dir));
+    assert!(o.status.success());
+    assert_eq!(
+        stderr(&o),
+        "",
+        "no progress output when stderr is not a terminal"
+    );
+    // On a terminal (util-linux `script` gives one): a progress bar.
+    let cmd = format!("{} verify {}", env!("CARGO_BIN_EXE_exhibit"), dir.display());
+    let o = run(Command::new("script").args(["-qec", &cmd, "/dev/null"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("hashing"),
+        "no progress bar on a terminal:\n{}",
+        stdout(&o)
+    );
 }
