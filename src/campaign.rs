@@ -11,7 +11,7 @@ pub const META_NAME: &str = "campaign.json";
 /// Output names the build writes in a campaign folder; no page may take them.
 pub const RESERVED_PAGES: &[&str] = &["index", "manifest", "ledger"];
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Meta {
     pub id: String,
@@ -28,7 +28,7 @@ pub struct Meta {
     pub redaction: Policy,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PageRef {
     pub file: String,
@@ -44,6 +44,19 @@ pub struct Policy {
     pub patterns: Vec<String>,
     #[serde(default)]
     pub allow: Vec<String>,
+    /// Binary files (exact paths, or folders ending in `/`) published
+    /// without being scanned.
+    #[serde(default)]
+    pub binary: Vec<String>,
+}
+
+impl Policy {
+    /// Does the policy let this binary file through unscanned?
+    pub fn allows_binary(&self, path: &str) -> bool {
+        self.binary
+            .iter()
+            .any(|b| b == path || (b.ends_with('/') && path.starts_with(b.as_str())))
+    }
 }
 
 fn default_pages() -> Vec<PageRef> {
@@ -58,6 +71,9 @@ fn default_pages() -> Vec<PageRef> {
 pub struct Campaign {
     pub dir: PathBuf,
     pub meta: Meta,
+    /// The metadata as published: every string redacted (set by
+    /// [`crate::public::prepare`]; until then, the same as `meta`).
+    pub public: Meta,
     /// The raw bytes of campaign.json, checked against the manifest later.
     pub meta_sha256: String,
 }
@@ -73,7 +89,7 @@ impl Campaign {
         if index == 0 {
             "index.html".to_string()
         } else {
-            let stem = self.meta.pages[index].file.trim_end_matches(".md");
+            let stem = self.public.pages[index].file.trim_end_matches(".md");
             format!("{stem}.html")
         }
     }
@@ -148,6 +164,7 @@ pub fn load(dir: &Path) -> Result<Campaign> {
     check(&path, &text, &meta)?;
     Ok(Campaign {
         dir: dir.to_path_buf(),
+        public: meta.clone(),
         meta,
         meta_sha256,
     })
@@ -212,6 +229,23 @@ fn check(path: &Path, text: &str, meta: &Meta) -> Result<()> {
         }
         if meta.pages[..i].iter().any(|p| p.file == page.file) {
             return Err(at("pages", format!("page `{}` is listed twice", page.file)));
+        }
+    }
+    for p in &meta.redaction.patterns {
+        if let Err(e) = crate::redact::check_pattern(p) {
+            let offset = text
+                .find(&serde_json::to_string(p).unwrap_or_default())
+                .unwrap_or(0);
+            return Err(InputError::at_offset(
+                path,
+                text,
+                offset,
+                format!(
+                    "redaction pattern is not a valid regex: {}",
+                    e.lines().last().unwrap_or("")
+                ),
+            )
+            .into());
         }
     }
     Ok(())

@@ -4,6 +4,8 @@
 
 use crate::error::InputError;
 use crate::evidence::Evidence;
+use crate::public::Public;
+use crate::redact::Redactor;
 use anyhow::Result;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -12,8 +14,10 @@ use std::sync::{Arc, Mutex};
 /// One loaded data file.
 #[derive(Debug)]
 pub struct Source {
-    /// Relative path in the campaign.
+    /// Relative path in the campaign (for messages).
     pub path: String,
+    /// The path as published (redacted; for the page).
+    pub public: String,
     pub sha256: String,
     /// The document; a JSONL file is an array of its records.
     pub doc: Value,
@@ -94,6 +98,8 @@ pub fn kind(v: &Value) -> &'static str {
 /// Loads data files on first use and keeps them for the rest of the build.
 pub struct DataStore<'a> {
     evidence: &'a Evidence,
+    pub redactor: &'a Redactor,
+    pub public: &'a Public,
     cache: Mutex<HashMap<String, Arc<Source>>>,
 }
 
@@ -105,9 +111,11 @@ pub enum LoadError {
 }
 
 impl<'a> DataStore<'a> {
-    pub fn new(evidence: &'a Evidence) -> Self {
+    pub fn new(evidence: &'a Evidence, redactor: &'a Redactor, public: &'a Public) -> Self {
         DataStore {
             evidence,
+            redactor,
+            public,
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -120,7 +128,9 @@ impl<'a> DataStore<'a> {
         v
     }
 
+    /// A data file named by its public or its original path.
     pub fn load(&self, path: &str) -> Result<Arc<Source>, LoadError> {
+        let path = self.public.original(path);
         if let Some(s) = self
             .cache
             .lock()
@@ -180,8 +190,12 @@ impl<'a> DataStore<'a> {
                 .map_err(|e| LoadError::Other(InputError::json(&file, &text, 0, &e).into()))?;
             (v, None)
         };
+        let mut doc = doc;
+        self.redactor
+            .redact_value(&mut doc, &mut Default::default());
         Ok(Source {
             path: path.to_string(),
+            public: self.public.name(path).to_string(),
             sha256,
             doc,
             lines,

@@ -21,6 +21,8 @@ pub mod hash;
 pub mod html;
 pub mod manifest;
 pub mod page;
+pub mod public;
+pub mod redact;
 pub mod render;
 pub mod seal;
 pub mod site;

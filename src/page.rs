@@ -78,6 +78,7 @@ pub fn render(
     index: usize,
 ) -> Result<Page> {
     let page = &campaign.meta.pages[index];
+    let public_title = &campaign.public.pages[index].title;
     let path = campaign.path(&page.file);
     if evidence.get(&page.file).is_none() {
         return Err(InputError::new(
@@ -118,7 +119,7 @@ pub fn render(
     };
     r.run()?;
     Ok(Page {
-        title: page.title.clone(),
+        title: public_title.clone(),
         file: page.file.clone(),
         output: campaign.page_output(index),
         html: r.html,
@@ -133,14 +134,50 @@ impl<'a> Renderer<'a> {
         InputError::at_offset(&self.path, self.text, offset, msg).into()
     }
 
+    /// A string as published: redacted.
+    fn public(&self, s: &CowStr<'a>) -> CowStr<'a> {
+        match self.store.redactor.redact(s) {
+            std::borrow::Cow::Borrowed(_) => s.clone(),
+            std::borrow::Cow::Owned(r) => r.into(),
+        }
+    }
+
+    /// The page's events with adjacent text merged (so no value is split
+    /// across events) and every text, code and HTML string redacted. Link
+    /// targets stay as written: [`Self::link`] checks and rewrites them.
+    fn public_events(&self) -> Vec<(Event<'a>, Range<usize>)> {
+        let mut events: Vec<(Event<'a>, Range<usize>)> = Vec::new();
+        for (e, r) in Parser::new_ext(self.text, options()).into_offset_iter() {
+            if let (Event::Text(t), Some((Event::Text(prev), prev_r))) = (&e, events.last_mut()) {
+                *prev = format!("{prev}{t}").into();
+                prev_r.end = r.end;
+                continue;
+            }
+            events.push((e, r));
+        }
+        // An `exhibit` block body is redacted when the block is parsed.
+        let mut in_block = false;
+        for (e, _) in &mut events {
+            match e {
+                Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
+                    in_block = info.split_whitespace().next() == Some("exhibit");
+                }
+                Event::End(TagEnd::CodeBlock) => in_block = false,
+                Event::Text(t) if !in_block => *t = self.public(t),
+                Event::Code(t) if !t.starts_with('=') => *t = self.public(t),
+                Event::Html(t) | Event::InlineHtml(t) => *t = self.public(t),
+                _ => {}
+            }
+        }
+        events
+    }
+
     fn flush(&mut self) {
         pulldown_cmark::html::push_html(&mut self.html, self.pending.drain(..));
     }
 
     fn run(&mut self) -> Result<()> {
-        let events: Vec<(Event<'a>, Range<usize>)> = Parser::new_ext(self.text, options())
-            .into_offset_iter()
-            .collect();
+        let events = self.public_events();
         let mut i = 0;
         // Links we dropped, so their ends are dropped too.
         let mut link_stack: Vec<bool> = Vec::new();
@@ -174,7 +211,8 @@ impl<'a> Renderer<'a> {
                 }
                 Event::Html(s) | Event::InlineHtml(s) => self.pending.push(Event::Text(s.clone())),
                 Event::Code(code) if code.starts_with('=') => {
-                    let html = self.inline_ref(&code[1..], range.start)?;
+                    let spec = self.store.redactor.redact(&code[1..]).into_owned();
+                    let html = self.inline_ref(&spec, range.start)?;
                     self.pending.push(Event::InlineHtml(html.into()));
                 }
                 Event::Start(Tag::Link {
@@ -188,7 +226,7 @@ impl<'a> Renderer<'a> {
                         self.pending.push(Event::Start(Tag::Link {
                             link_type: *link_type,
                             dest_url: dest.into(),
-                            title: title.clone(),
+                            title: self.public(title),
                             id: id.clone(),
                         }));
                     }
@@ -210,7 +248,7 @@ impl<'a> Renderer<'a> {
                         self.pending.push(Event::Start(Tag::Image {
                             link_type: *link_type,
                             dest_url: dest.into(),
-                            title: title.clone(),
+                            title: self.public(title),
                             id: id.clone(),
                         }));
                     }
@@ -257,18 +295,22 @@ impl<'a> Renderer<'a> {
         let Some(body_start) = body_start else {
             return Err(self.err(at, format!("`exhibit {kind}` block has no JSON body")));
         };
-        let block: Block = match blocks::parse(kind, body) {
-            Ok(b) => b,
-            Err(blocks::ParseError::Json(e)) => {
-                let (line, _) = crate::error::line_col(self.text, body_start);
-                return Err(InputError::json(&self.path, self.text, line - 1, &e)
-                    .with_prefix(&format!("bad `exhibit {kind}` block: "))
-                    .into());
-            }
-            Err(blocks::ParseError::Invalid(m)) => {
-                return Err(self.err(at, format!("bad `exhibit {kind}` block: {m}")))
-            }
-        };
+        // Parse as written (so errors point into the page), then publish
+        // the block parsed from its redacted body.
+        let public_body = self.store.redactor.redact(body);
+        let block: Block =
+            match blocks::parse(kind, body).and_then(|_| blocks::parse(kind, &public_body)) {
+                Ok(b) => b,
+                Err(blocks::ParseError::Json(e)) => {
+                    let (line, _) = crate::error::line_col(self.text, body_start);
+                    return Err(InputError::json(&self.path, self.text, line - 1, &e)
+                        .with_prefix(&format!("bad `exhibit {kind}` block: "))
+                        .into());
+                }
+                Err(blocks::ParseError::Invalid(m)) => {
+                    return Err(self.err(at, format!("bad `exhibit {kind}` block: {m}")))
+                }
+            };
         self.flush();
         self.charts += usize::from(matches!(block, Block::Chart(_)));
         let ctx = blocks::Ctx {
@@ -321,7 +363,7 @@ impl<'a> Renderer<'a> {
         };
         let base = id
             .as_ref()
-            .map(|s| s.to_string())
+            .map(|s| self.store.redactor.redact(s).into_owned())
             .unwrap_or_else(|| crate::html::slug(&text));
         let n = self.ids.entry(base.clone()).or_insert(0);
         *n += 1;
@@ -367,6 +409,16 @@ impl<'a> Renderer<'a> {
         ))
     }
 
+    /// Would this link target be published as written? A target holding a
+    /// private value is dropped, link text kept.
+    fn unredacted(&self, dest: &str) -> bool {
+        self.store
+            .redactor
+            .detector
+            .find(dest.as_bytes())
+            .is_empty()
+    }
+
     /// Check and rewrite a link target; `None` drops the link.
     fn link(&self, dest: &str, at: usize) -> Result<Option<String>> {
         let compact: String = dest
@@ -378,7 +430,8 @@ impl<'a> Renderer<'a> {
             if !scheme.contains(['/', '?', '#']) {
                 let scheme = scheme.to_ascii_lowercase();
                 return Ok(matches!(scheme.as_str(), "http" | "https" | "mailto")
-                    .then(|| dest.to_string()));
+                    .then(|| dest.to_string())
+                    .filter(|d| self.unredacted(d)));
             }
         }
         if dest.is_empty()
@@ -386,7 +439,7 @@ impl<'a> Renderer<'a> {
             || dest.starts_with("//")
             || dest.starts_with("../")
         {
-            return Ok(Some(dest.to_string()));
+            return Ok(Some(dest.to_string()).filter(|d| self.unredacted(d)));
         }
         if dest.starts_with('/') {
             return Err(self.err(
@@ -400,13 +453,12 @@ impl<'a> Renderer<'a> {
         };
         let path = path.strip_prefix("./").unwrap_or(path);
         if let Some(out) = self.campaign.output_of_page(path) {
+            let frag = self.store.redactor.redact(frag);
             return Ok(Some(format!("{out}{frag}")));
         }
         if self.evidence.verified_sha256(path).is_some() {
-            return Ok(Some(format!(
-                "{}{frag}",
-                crate::campaign::published_name(path)
-            )));
+            let frag = self.store.redactor.redact(frag);
+            return Ok(Some(format!("{}{frag}", self.store.public.published(path))));
         }
         let generated = ["manifest.html", "ledger.html", "audit.json", "SHA256SUMS"];
         if generated.contains(&path)

@@ -9,8 +9,11 @@ use crate::error::{EvidenceFailed, InputError};
 use crate::evidence::{self, Evidence};
 use crate::manifest::{self, Format as ManifestFormat};
 use crate::page::{self, BlockRecord, Page};
+use crate::public::{self, Copied, Public};
+use crate::redact::{scan, Counts, Detector, Redactor};
 use crate::render::{Theme, GENERATOR};
 use anyhow::{bail, Result};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -92,10 +95,14 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         .into());
     }
 
-    let outputs = campaigns
+    let redactor = Redactor::new(Detector::new(campaigns.iter().map(|c| &c.meta.redaction))?);
+    let mut campaigns = campaigns;
+    let publics = public::prepare(&mut campaigns, &evidences, &redactor)?;
+    let pages = campaigns
         .iter()
         .zip(&evidences)
-        .map(|(c, e)| render_campaign(c, e, &theme))
+        .zip(&publics)
+        .map(|((c, e), p)| render_pages(c, e, p, &redactor, &theme))
         .collect::<Result<Vec<_>>>()?;
     let index = render_index(&campaigns, &evidences, &theme)?;
 
@@ -103,7 +110,16 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
     if staging.exists() {
         crate::fsx::remove_dir_all(&staging)?;
     }
-    let written = write_site(&staging, &outputs, &index, &theme);
+    let site = Site {
+        campaigns: &campaigns,
+        evidences: &evidences,
+        publics: &publics,
+        redactor: &redactor,
+        theme: &theme,
+    };
+    let written = site
+        .write(&staging, pages, &index)
+        .and_then(|unscanned| rescan(&staging, &redactor, &unscanned));
     if let Err(e) = written {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
@@ -111,26 +127,51 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
     swap_in(&staging, &opts.out)?;
     Ok(BuildReport {
         campaigns: campaigns.len(),
-        pages: outputs.iter().map(|o| o.pages).sum(),
+        pages: campaigns.iter().map(|c| c.meta.pages.len()).sum(),
         files: evidences.iter().map(|e| e.files.len()).sum(),
     })
 }
 
-/// Everything one campaign publishes, ready to write.
-struct CampaignOutput {
-    id: String,
-    /// (path in the campaign folder of the site, contents)
+/// Scan the written site with the same detectors; anything found fails
+/// the build, and the report names file, line and category only.
+fn rescan(staging: &Path, r: &Redactor, unscanned: &BTreeSet<String>) -> Result<()> {
+    let report = scan::scan_path(&r.detector, staging, &|rel| rel.to_string())?;
+    let mut problems = String::new();
+    for f in &report.findings {
+        problems.push_str(&format!(
+            "  {}:{}:{}: {}\n",
+            f.file,
+            f.line,
+            f.column,
+            f.category.as_str()
+        ));
+    }
+    for b in report.binary.iter().filter(|b| !unscanned.contains(*b)) {
+        problems.push_str(&format!("  {b}: binary output that was never scanned\n"));
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(EvidenceFailed {
+        report: format!(
+            "refusing to publish: the written site still holds private values (the previous site is unchanged)\n{}",
+            problems.trim_end()
+        ),
+    }
+    .into())
+}
+
+/// A campaign's pages and ledger page, rendered before anything is written.
+struct Rendered {
     generated: Vec<(String, Vec<u8>)>,
-    /// (published path, source file, verified sha256)
-    copies: Vec<(String, PathBuf, String)>,
-    audit: AuditBase,
-    pages: usize,
+    blocks: Vec<BlockRecord>,
+    ledger: Vec<LedgerEntry>,
 }
 
 #[derive(Serialize)]
-struct AuditBase {
+struct Audit<'a> {
     generator: &'static str,
-    campaign: campaign::Meta,
+    campaign: &'a campaign::Meta,
     verification: Verification,
     files: Vec<AuditFile>,
     blocks: Vec<BlockRecord>,
@@ -148,11 +189,19 @@ struct Verification {
 
 #[derive(Serialize)]
 struct AuditFile {
+    /// The file's path as published (redacted), before any `.txt` rename.
     path: String,
     bytes: u64,
+    /// The verified hash of the original.
     sha256: String,
     verdict: &'static str,
     published: String,
+    /// The hash of the published copy (differs when something was redacted).
+    published_sha256: String,
+    redactions: Counts,
+    /// Binary, published unscanned because the policy allows it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unscanned: bool,
 }
 
 #[derive(Serialize)]
@@ -164,7 +213,7 @@ struct NavItem {
 
 fn nav(c: &Campaign, current: &str) -> Vec<NavItem> {
     let mut items: Vec<NavItem> = c
-        .meta
+        .public
         .pages
         .iter()
         .enumerate()
@@ -188,7 +237,7 @@ fn base_context(c: &Campaign, current: &str, title: &str, theme: &Theme) -> tera
     ctx.insert("generator", GENERATOR);
     ctx.insert("root", "../");
     ctx.insert("css", &theme.css);
-    ctx.insert("campaign", &c.meta);
+    ctx.insert("campaign", &c.public);
     ctx.insert("nav", &nav(c, current));
     ctx.insert("is_main", &(current == "index.html"));
     ctx.insert("page_title", title);
@@ -203,10 +252,20 @@ struct ManifestRow<'a> {
     bytes: String,
     sha256: &'a str,
     verdict: &'static str,
+    redactions: String,
+    /// Set when the published copy differs from the original.
+    published_sha256: Option<&'a str>,
+    unscanned: bool,
 }
 
-fn render_campaign(c: &Campaign, e: &Evidence, theme: &Theme) -> Result<CampaignOutput> {
-    let store = DataStore::new(e);
+fn render_pages(
+    c: &Campaign,
+    e: &Evidence,
+    p: &Public,
+    r: &Redactor,
+    theme: &Theme,
+) -> Result<Rendered> {
+    let store = DataStore::new(e, r, p);
     let pages: Vec<Page> = (0..c.meta.pages.len())
         .map(|i| page::render(c, e, &store, i))
         .collect::<Result<_>>()?;
@@ -239,94 +298,10 @@ fn render_campaign(c: &Campaign, e: &Evidence, theme: &Theme) -> Result<Campaign
         "ledger.html".into(),
         theme.render("ledger.html", &ctx)?.into_bytes(),
     ));
-
-    let published_manifest = match e.manifest.format {
-        ManifestFormat::Json => manifest::JSON_NAME.to_string(),
-        ManifestFormat::Sha256sums => "campaign.sha256".to_string(),
-    };
-    let thousands = crate::expr::Format::parse(",").unwrap_or_default();
-    let rows: Vec<ManifestRow> = e
-        .files
-        .iter()
-        .map(|f| ManifestRow {
-            path: &f.path,
-            href: campaign::published_name(&f.path),
-            bytes: thousands.apply(f.bytes.unwrap_or(0) as f64),
-            sha256: f.sha256.as_deref().unwrap_or(""),
-            verdict: f.verdict.as_str(),
-        })
-        .collect();
-    let mut ctx = base_context(c, "manifest.html", "Manifest", theme);
-    ctx.insert("files", &rows);
-    ctx.insert("summary", &e.summary());
-    ctx.insert("all_ok", &e.all_ok());
-    ctx.insert(
-        "manifest",
-        &serde_json::json!({"name": e.manifest.name, "href": published_manifest, "sha256": e.manifest.sha256}),
-    );
-    generated.push((
-        "manifest.html".into(),
-        theme.render("manifest.html", &ctx)?.into_bytes(),
-    ));
-
-    // Every campaign file is published at its own path (active content renamed).
-    let mut copies: Vec<(String, PathBuf, String)> = e
-        .files
-        .iter()
-        .map(|f| {
-            (
-                campaign::published_name(&f.path),
-                c.path(&f.path),
-                f.sha256.clone().unwrap_or_default(),
-            )
-        })
-        .collect();
-    copies.push((
-        published_manifest,
-        c.path(&e.manifest.name),
-        e.manifest.sha256.clone(),
-    ));
-    let mut taken: BTreeSet<String> = generated.iter().map(|(p, _)| p.clone()).collect();
-    taken.extend(["audit.json".to_string(), manifest::SUMS_NAME.to_string()]);
-    for (published, src, _) in &copies {
-        if !taken.insert(published.clone()) {
-            return Err(InputError::new(src, 0, 0, format!("`{published}` would collide with another file of the published campaign; rename this file")).into());
-        }
-    }
-
-    let audit = AuditBase {
-        generator: GENERATOR,
-        campaign: c.meta.clone(),
-        verification: Verification {
-            manifest: e.manifest.name.clone(),
-            format: e.manifest.format,
-            sha256: e.manifest.sha256.clone(),
-            summary: e.summary(),
-            all_ok: e.all_ok(),
-        },
-        files: e
-            .files
-            .iter()
-            .map(|f| AuditFile {
-                path: f.path.clone(),
-                bytes: f.bytes.unwrap_or(0),
-                sha256: f.sha256.clone().unwrap_or_default(),
-                verdict: f.verdict.as_str(),
-                published: campaign::published_name(&f.path),
-            })
-            .collect(),
-        blocks: pages
-            .iter()
-            .flat_map(|p| p.blocks.iter().cloned())
-            .collect(),
-        ledger,
-    };
-    Ok(CampaignOutput {
-        id: c.meta.id.clone(),
+    Ok(Rendered {
         generated,
-        copies,
-        audit,
-        pages: pages.len(),
+        blocks: pages.into_iter().flat_map(|p| p.blocks).collect(),
+        ledger,
     })
 }
 
@@ -346,12 +321,12 @@ fn render_index(campaigns: &[Campaign], evidences: &[Evidence], theme: &Theme) -
         .iter()
         .zip(evidences)
         .map(|(c, e)| IndexEntry {
-            id: &c.meta.id,
-            title: &c.meta.title,
-            date: &c.meta.date,
-            state: &c.meta.state,
-            decision: &c.meta.decision,
-            summary: c.meta.summary.as_deref(),
+            id: &c.public.id,
+            title: &c.public.title,
+            date: &c.public.date,
+            state: &c.public.state,
+            decision: &c.public.decision,
+            summary: c.public.summary.as_deref(),
             files: e.files.len(),
         })
         .collect();
@@ -365,43 +340,141 @@ fn render_index(campaigns: &[Campaign], evidences: &[Evidence], theme: &Theme) -
     Ok(theme.render("index.html", &ctx)?.into_bytes())
 }
 
-fn write_site(
-    staging: &Path,
-    outputs: &[CampaignOutput],
-    index: &[u8],
-    theme: &Theme,
-) -> Result<()> {
-    crate::fsx::create_dir_all(staging)?;
-    crate::fsx::write(
-        &staging.join(MARKER),
-        b"Written by exhibit. `exhibit build` replaces this folder whole.\n",
-    )?;
-    crate::fsx::write(&staging.join("index.html"), index)?;
-    for a in &theme.assets {
-        crate::fsx::write(&staging.join(&a.path), &a.bytes)?;
+/// Everything the write stage reads.
+struct Site<'a> {
+    campaigns: &'a [Campaign],
+    evidences: &'a [Evidence],
+    publics: &'a [Public],
+    redactor: &'a Redactor,
+    theme: &'a Theme,
+}
+
+/// A campaign file to publish: (published path, original path, verified sha256, binary).
+type Copy = (String, String, String, bool);
+
+impl Site<'_> {
+    /// Write the whole site into `staging`; returns the binary files
+    /// published unscanned (paths relative to `staging`).
+    fn write(
+        &self,
+        staging: &Path,
+        pages: Vec<Rendered>,
+        index: &[u8],
+    ) -> Result<BTreeSet<String>> {
+        crate::fsx::create_dir_all(staging)?;
+        crate::fsx::write(
+            &staging.join(MARKER),
+            b"Written by exhibit. `exhibit build` replaces this folder whole.\n",
+        )?;
+        crate::fsx::write(&staging.join("index.html"), index)?;
+        for a in &self.theme.assets {
+            crate::fsx::write(&staging.join(&a.path), &a.bytes)?;
+        }
+        let mut unscanned = BTreeSet::new();
+        for (i, rendered) in pages.into_iter().enumerate() {
+            let c = &self.campaigns[i];
+            for rel in self.write_campaign(staging, i, rendered)? {
+                unscanned.insert(format!("{}/{rel}", c.public.id));
+            }
+        }
+        Ok(unscanned)
     }
-    for o in outputs {
-        let dir = staging.join(&o.id);
-        // published path -> (sha256, bytes)
+
+    fn write_campaign(&self, staging: &Path, i: usize, rendered: Rendered) -> Result<Vec<String>> {
+        let (c, e, p) = (&self.campaigns[i], &self.evidences[i], &self.publics[i]);
+        let dir = staging.join(&c.public.id);
+        let published_manifest = match e.manifest.format {
+            ManifestFormat::Json => manifest::JSON_NAME.to_string(),
+            ManifestFormat::Sha256sums => "campaign.sha256".to_string(),
+        };
+        // Every campaign file is published at its public path (active
+        // content renamed), redacted unless the policy lets it through.
+        let mut copies: Vec<Copy> = e
+            .files
+            .iter()
+            .map(|f| {
+                (
+                    p.published(&f.path),
+                    f.path.clone(),
+                    f.sha256.clone().unwrap_or_default(),
+                    p.binary.contains(&f.path),
+                )
+            })
+            .collect();
+        copies.push((
+            published_manifest.clone(),
+            e.manifest.name.clone(),
+            e.manifest.sha256.clone(),
+            false,
+        ));
+        let mut taken: BTreeSet<String> =
+            rendered.generated.iter().map(|(p, _)| p.clone()).collect();
+        taken.extend([
+            "manifest.html".to_string(),
+            "audit.json".to_string(),
+            manifest::SUMS_NAME.to_string(),
+        ]);
+        for (published, original, _, _) in &copies {
+            if !taken.insert(published.clone()) {
+                return Err(InputError::new(&c.path(original), 0, 0, format!("`{published}` would collide with another file of the published campaign; rename this file")).into());
+            }
+        }
+        let copied: Vec<Copied> = copies
+            .par_iter()
+            .map(|(published, original, expected, binary)| {
+                public::copy(
+                    self.redactor,
+                    &c.path(original),
+                    &dir.join(published),
+                    expected,
+                    *binary,
+                )
+            })
+            .collect::<Result<_>>()?;
+
+        let mut generated = rendered.generated;
+        generated.push((
+            "manifest.html".into(),
+            self.manifest_page(i, &copied, &published_manifest)?,
+        ));
+        // published path -> sha256
         let mut sums: BTreeMap<String, String> = BTreeMap::new();
-        for (rel, bytes) in &o.generated {
+        for (rel, bytes) in &generated {
             crate::fsx::write(&dir.join(rel), bytes)?;
             sums.insert(rel.clone(), crate::hash::sha256_bytes(bytes));
         }
-        for (rel, src, expected) in &o.copies {
-            let (sha, _) = crate::hash::copy_hashed(src, &dir.join(rel))?;
-            if &sha != expected {
-                return Err(EvidenceFailed {
-                    report: format!(
-                        "`{}` changed after it was verified; nothing was published",
-                        src.display()
-                    ),
-                }
-                .into());
-            }
-            sums.insert(rel.clone(), sha);
+        for ((published, _, _, _), k) in copies.iter().zip(&copied) {
+            sums.insert(published.clone(), k.published_sha256.clone());
         }
-        let mut audit = serde_json::to_string_pretty(&o.audit)?;
+        let audit = Audit {
+            generator: GENERATOR,
+            campaign: &c.public,
+            verification: Verification {
+                manifest: e.manifest.name.clone(),
+                format: e.manifest.format,
+                sha256: e.manifest.sha256.clone(),
+                summary: e.summary(),
+                all_ok: e.all_ok(),
+            },
+            files: e
+                .files
+                .iter()
+                .zip(&copied)
+                .map(|(f, k)| AuditFile {
+                    path: p.name(&f.path).to_string(),
+                    bytes: f.bytes.unwrap_or(0),
+                    sha256: f.sha256.clone().unwrap_or_default(),
+                    verdict: f.verdict.as_str(),
+                    published: p.published(&f.path),
+                    published_sha256: k.published_sha256.clone(),
+                    redactions: k.redactions.clone(),
+                    unscanned: k.binary,
+                })
+                .collect(),
+            blocks: rendered.blocks,
+            ledger: rendered.ledger,
+        };
+        let mut audit = serde_json::to_string_pretty(&audit)?;
         audit.push('\n');
         crate::fsx::write(&dir.join("audit.json"), audit.as_bytes())?;
         sums.insert(
@@ -413,8 +486,49 @@ fn write_site(
             .map(|(p, h)| manifest::sums_line(h, p))
             .collect();
         crate::fsx::write(&dir.join(manifest::SUMS_NAME), text.as_bytes())?;
+        Ok(copies.into_iter().filter(|c| c.3).map(|c| c.0).collect())
     }
-    Ok(())
+
+    fn manifest_page(
+        &self,
+        i: usize,
+        copied: &[Copied],
+        published_manifest: &str,
+    ) -> Result<Vec<u8>> {
+        let (c, e, p) = (&self.campaigns[i], &self.evidences[i], &self.publics[i]);
+        let thousands = crate::expr::Format::parse(",").unwrap_or_default();
+        let rows: Vec<ManifestRow> = e
+            .files
+            .iter()
+            .zip(copied)
+            .map(|(f, k)| ManifestRow {
+                path: p.name(&f.path),
+                href: p.published(&f.path),
+                bytes: thousands.apply(f.bytes.unwrap_or(0) as f64),
+                sha256: f.sha256.as_deref().unwrap_or(""),
+                verdict: f.verdict.as_str(),
+                redactions: crate::redact::describe(&k.redactions),
+                published_sha256: (k.published_sha256 != k.sha256)
+                    .then_some(k.published_sha256.as_str()),
+                unscanned: k.binary,
+            })
+            .collect();
+        let redacted: usize = copied.iter().flat_map(|k| k.redactions.values()).sum();
+        let mut ctx = base_context(c, "manifest.html", "Manifest", self.theme);
+        ctx.insert("files", &rows);
+        ctx.insert("summary", &e.summary());
+        ctx.insert("all_ok", &e.all_ok());
+        ctx.insert("redacted", &redacted);
+        ctx.insert(
+            "redacted_files",
+            &copied.iter().filter(|k| !k.redactions.is_empty()).count(),
+        );
+        ctx.insert(
+            "manifest",
+            &serde_json::json!({"name": e.manifest.name, "href": published_manifest, "sha256": e.manifest.sha256}),
+        );
+        Ok(self.theme.render("manifest.html", &ctx)?.into_bytes())
+    }
 }
 
 /// `OUT` may be replaced only when it is absent, empty, or written by exhibit.

@@ -123,22 +123,30 @@ pub struct ManifestSpec {
 pub fn render_manifest(spec: &ManifestSpec, ctx: &Ctx) -> String {
     let prefix = spec.prefix.as_deref().unwrap_or("");
     let mut html = String::from("<figure class=\"block manifest\">");
-    html.push_str(&manifest_table(ctx.evidence, prefix));
+    html.push_str(&manifest_table(ctx.evidence, ctx.store.public, prefix));
     html.push_str("</figure>");
     html
 }
 
 /// The file table, shared with the campaign's manifest page.
-pub fn manifest_table(evidence: &crate::evidence::Evidence, prefix: &str) -> String {
+pub fn manifest_table(
+    evidence: &crate::evidence::Evidence,
+    public: &crate::public::Public,
+    prefix: &str,
+) -> String {
     let mut html = String::from(
         "<div class=\"scroll\"><table class=\"manifest-table\"><thead><tr><th scope=\"col\">File</th><th scope=\"col\" class=\"num\">Bytes</th><th scope=\"col\">SHA-256</th><th scope=\"col\">Verdict</th></tr></thead><tbody>",
     );
-    for f in evidence.files.iter().filter(|f| f.path.starts_with(prefix)) {
+    for f in evidence
+        .files
+        .iter()
+        .filter(|f| public.name(&f.path).starts_with(prefix))
+    {
         let sha = f.sha256.as_deref().unwrap_or("");
         html.push_str(&format!(
             "<tr><td><a href=\"{}\">{}</a></td><td class=\"num\">{}</td><td><code class=\"hash\" title=\"{sha}\">{}</code></td><td><span class=\"verdict verdict-{v}\">{v}</span></td></tr>",
-            escape(&crate::campaign::published_name(&f.path)),
-            escape(&f.path),
+            escape(&public.published(&f.path)),
+            escape(public.name(&f.path)),
             crate::expr::Format::parse(",").map(|fm| fm.apply(f.bytes.unwrap_or(0) as f64)).unwrap_or_default(),
             &sha[..sha.len().min(16)],
             v = f.verdict.as_str(),

@@ -118,13 +118,13 @@ pub struct Rendered {
 }
 
 impl Ctx<'_> {
-    /// Link target for a campaign file as published.
-    pub fn href(&self, path: &str) -> String {
-        crate::campaign::published_name(path)
+    /// Link target for a campaign file as published (public path in).
+    pub fn href(&self, public: &str) -> String {
+        crate::campaign::published_name(public)
     }
 
     fn source_note(&self, s: &Source) -> String {
-        crate::html::source_note(&s.path, &self.href(&s.path), &s.sha256)
+        crate::html::source_note(&s.public, &self.href(&s.public), &s.sha256)
     }
 }
 

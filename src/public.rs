@@ -1,0 +1,180 @@
+//! The public view of verified campaigns, made before anything renders: each
+//! file scanned (text or binary), every private value numbered in file order
+//! so placeholders are the same on every build, file names and campaign.json
+//! redacted. Later stages publish only through this view.
+
+use crate::campaign::{self, Campaign};
+use crate::error::EvidenceFailed;
+use crate::evidence::Evidence;
+use crate::redact::{scan, Counts, Redactor};
+use anyhow::Result;
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write;
+use std::path::Path;
+
+/// One campaign as the public will see it.
+#[derive(Debug, Default)]
+pub struct Public {
+    /// original path -> public path (redacted; before any `.txt` rename)
+    names: BTreeMap<String, String>,
+    /// public path -> original path
+    reverse: HashMap<String, String>,
+    /// Binary files the policy lets through unscanned (original paths).
+    pub binary: BTreeSet<String>,
+}
+
+impl Public {
+    /// The public path of a campaign file (original path in).
+    pub fn name<'a>(&'a self, original: &'a str) -> &'a str {
+        self.names.get(original).map_or(original, |s| s.as_str())
+    }
+
+    /// The published path: the public path, active content renamed.
+    pub fn published(&self, original: &str) -> String {
+        campaign::published_name(self.name(original))
+    }
+
+    /// The original path of a file named by its public or original path.
+    pub fn original<'a>(&'a self, name: &'a str) -> &'a str {
+        self.reverse.get(name).map_or(name, |s| s.as_str())
+    }
+}
+
+/// Files of a campaign in the order their values are numbered:
+/// campaign.json, the pages in order, everything else by path, the manifest.
+fn order(c: &Campaign, e: &Evidence) -> Vec<String> {
+    let mut files = vec![campaign::META_NAME.to_string()];
+    files.extend(c.meta.pages.iter().map(|p| p.file.clone()));
+    for f in &e.files {
+        if !files.contains(&f.path) {
+            files.push(f.path.clone());
+        }
+    }
+    files.push(e.manifest.name.clone());
+    files
+}
+
+/// Scan every file of every campaign and number what was found.
+/// Sets each campaign's `public` metadata.
+pub fn prepare(
+    campaigns: &mut [Campaign],
+    evidences: &[Evidence],
+    r: &Redactor,
+) -> Result<Vec<Public>> {
+    let cs: &[Campaign] = campaigns;
+    let jobs: Vec<(usize, String)> = cs
+        .iter()
+        .zip(evidences)
+        .enumerate()
+        .flat_map(|(i, (c, e))| order(c, e).into_iter().map(move |f| (i, f)))
+        .collect();
+    let scanned: Vec<Result<scan::Scanned>> = jobs
+        .par_iter()
+        .map(|(i, f)| {
+            if cs[*i].meta.redaction.allows_binary(f) {
+                return Ok(scan::Scanned {
+                    binary: true,
+                    hits: Vec::new(),
+                });
+            }
+            scan::scan_file(&r.detector, &cs[*i].path(f))
+        })
+        .collect();
+    let mut publics: Vec<Public> = cs.iter().map(|_| Public::default()).collect();
+    let mut refused = String::new();
+    for ((i, f), s) in jobs.iter().zip(scanned) {
+        let s = s?;
+        let c = &cs[*i];
+        r.register(&r.detector.find(f.as_bytes()));
+        if s.binary {
+            if c.meta.redaction.allows_binary(f) {
+                publics[*i].binary.insert(f.clone());
+            } else {
+                refused.push_str(&format!(
+                    "  {}: binary, so it cannot be scanned for private values; list it under `redaction.binary` in {} to publish it as it is\n",
+                    c.path(f).display(),
+                    campaign::META_NAME
+                ));
+            }
+        }
+        let hits: Vec<_> = s.hits.into_iter().map(|(_, _, h)| h).collect();
+        r.register(&hits);
+    }
+    if !refused.is_empty() {
+        return Err(EvidenceFailed {
+            report: format!(
+                "refusing to publish files that cannot be scanned:\n{}",
+                refused.trim_end()
+            ),
+        }
+        .into());
+    }
+    for ((c, e), p) in campaigns.iter_mut().zip(evidences).zip(&mut publics) {
+        for f in order(c, e) {
+            let public = r.redact(&f).into_owned();
+            p.reverse.insert(public.clone(), f.clone());
+            p.names.insert(f, public);
+        }
+        let mut v = serde_json::to_value(&c.meta)?;
+        r.redact_value(&mut v, &mut Counts::new());
+        c.public = serde_json::from_value(v)?;
+    }
+    Ok(publics)
+}
+
+/// What publishing one file did.
+#[derive(Debug, Clone)]
+pub struct Copied {
+    pub sha256: String,
+    pub published_sha256: String,
+    pub bytes: u64,
+    pub redactions: Counts,
+    /// Published as it is, unscanned, because the policy allows it.
+    pub binary: bool,
+}
+
+/// Copy `from` to `to`, redacting text on the way (binary files only when
+/// `binary` says the policy allows them), and check the original still has
+/// the verified hash.
+pub fn copy(r: &Redactor, from: &Path, to: &Path, expected: &str, binary: bool) -> Result<Copied> {
+    if let Some(dir) = to.parent() {
+        crate::fsx::create_dir_all(dir)?;
+    }
+    let mut out = std::io::BufWriter::new(crate::fsx::create(to)?);
+    let (mut orig, mut publ) = (Sha256::new(), Sha256::new());
+    let mut bytes = 0u64;
+    let mut counts = Counts::new();
+    let write_err = |e: std::io::Error| anyhow::anyhow!("failed to write `{}`: {e}", to.display());
+    scan::for_each_chunk(crate::fsx::open(from)?, |chunk| {
+        orig.update(chunk);
+        bytes += chunk.len() as u64;
+        let redacted = if binary {
+            chunk.into()
+        } else {
+            r.redact_bytes(chunk, &mut counts)
+        };
+        publ.update(&redacted);
+        out.write_all(&redacted).map_err(write_err)
+    })
+    .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", from.display()))?;
+    out.flush().map_err(write_err)?;
+    let sha256 = crate::hash::hex(&orig.finalize());
+    if sha256 != expected {
+        return Err(EvidenceFailed {
+            report: format!(
+                "`{}` changed after it was verified; nothing was published",
+                from.display()
+            ),
+        }
+        .into());
+    }
+    Ok(Copied {
+        sha256,
+        published_sha256: crate::hash::hex(&publ.finalize()),
+        bytes,
+        redactions: counts,
+        binary,
+    })
+}

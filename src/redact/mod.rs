@@ -1,0 +1,268 @@
+//! Redaction: find private values (endpoints, host paths, GPU UUIDs,
+//! credentials, and whatever a campaign's policy denies) in any text bound
+//! for the output, and replace each with a numbered placeholder such as
+//! `[gpu-uuid-1]`. The same value gets the same placeholder everywhere in a
+//! build; numbers follow the order values are first registered.
+
+mod rules;
+pub mod scan;
+
+use crate::campaign::Policy;
+use anyhow::Result;
+use regex::bytes::{Regex, RegexBuilder};
+use serde::Serialize;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
+
+pub use rules::{pattern as builtin_pattern, Hit};
+
+/// What kind of private value a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Category {
+    #[serde(rename = "private-endpoint")]
+    Endpoint,
+    #[serde(rename = "host-path")]
+    HostPath,
+    #[serde(rename = "gpu-uuid")]
+    GpuUuid,
+    #[serde(rename = "credential")]
+    Credential,
+    #[serde(rename = "policy")]
+    Policy,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Endpoint => "private-endpoint",
+            Category::HostPath => "host-path",
+            Category::GpuUuid => "gpu-uuid",
+            Category::Credential => "credential",
+            Category::Policy => "policy",
+        }
+    }
+
+    fn placeholder(self) -> &'static str {
+        match self {
+            Category::Policy => "redacted",
+            other => other.as_str(),
+        }
+    }
+}
+
+/// Redactions made in one file or string, by category.
+pub type Counts = BTreeMap<Category, usize>;
+
+pub fn describe(counts: &Counts) -> String {
+    counts
+        .iter()
+        .map(|(c, n)| format!("{n} {}", c.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The built-in rules plus the campaigns' policies: what counts as private.
+pub struct Detector {
+    policy: Option<Regex>,
+    allow: HashSet<String>,
+}
+
+impl Detector {
+    /// Built-in rules only.
+    pub fn builtin() -> Self {
+        Detector {
+            policy: None,
+            allow: HashSet::new(),
+        }
+    }
+
+    /// Built-in rules plus every policy given; patterns were checked when
+    /// campaign.json was loaded.
+    pub fn new<'a>(policies: impl IntoIterator<Item = &'a Policy>) -> Result<Self> {
+        let mut alternatives = Vec::new();
+        let mut allow = HashSet::new();
+        for p in policies {
+            for term in p.deny.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+                alternatives.push(deny_term(term));
+            }
+            for pat in &p.patterns {
+                alternatives.push(format!("(?:{pat})"));
+            }
+            allow.extend(p.allow.iter().map(|a| a.trim().to_lowercase()));
+        }
+        let policy = if alternatives.is_empty() {
+            None
+        } else {
+            Some(
+                RegexBuilder::new(&alternatives.join("|"))
+                    .size_limit(64 << 20)
+                    .build()?,
+            )
+        };
+        Ok(Detector { policy, allow })
+    }
+
+    /// Every finding in `text`, in order, overlaps resolved (the earlier,
+    /// then the longer, wins), allowed values dropped.
+    pub fn find(&self, text: &[u8]) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        rules::find(text, &mut hits);
+        if let Some(re) = &self.policy {
+            for m in re.find_iter(text).filter(|m| !m.is_empty()) {
+                hits.push(Hit {
+                    start: m.start(),
+                    end: m.end(),
+                    category: Category::Policy,
+                    key: String::from_utf8_lossy(m.as_bytes()).to_lowercase(),
+                });
+            }
+            hits.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end)));
+        }
+        let mut kept: Vec<Hit> = Vec::with_capacity(hits.len());
+        for h in hits {
+            if kept.last().is_some_and(|k| h.start < k.end) {
+                continue;
+            }
+            if !self.allow.is_empty() {
+                let span = String::from_utf8_lossy(&text[h.start..h.end]).to_lowercase();
+                if self.allow.contains(&span) || self.allow.contains(&h.key.to_lowercase()) {
+                    continue;
+                }
+            }
+            kept.push(h);
+        }
+        kept
+    }
+}
+
+/// A deny term matches case-insensitively, as a whole word where it begins
+/// or ends with a word character.
+fn deny_term(term: &str) -> String {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    format!(
+        "(?i:{}{}{})",
+        if word(term.chars().next()) { r"\b" } else { "" },
+        regex::escape(term),
+        if word(term.chars().last()) { r"\b" } else { "" }
+    )
+}
+
+/// Check a policy pattern the way the build will compile it.
+pub fn check_pattern(p: &str) -> Result<(), String> {
+    Regex::new(p).map(|_| ()).map_err(|e| e.to_string())
+}
+
+#[derive(Default)]
+struct Table {
+    ids: HashMap<(Category, String), usize>,
+    next: BTreeMap<Category, usize>,
+}
+
+/// A detector and the build's placeholder numbering.
+pub struct Redactor {
+    pub detector: Detector,
+    table: Mutex<Table>,
+}
+
+impl Redactor {
+    pub fn new(detector: Detector) -> Self {
+        Redactor {
+            detector,
+            table: Mutex::new(Table::default()),
+        }
+    }
+
+    /// Number the values of `hits` not seen before, in order.
+    pub fn register(&self, hits: &[Hit]) {
+        let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        for h in hits {
+            let key = (h.category, h.key.clone());
+            if !t.ids.contains_key(&key) {
+                let n = t.next.entry(h.category).or_insert(0);
+                *n += 1;
+                let n = *n;
+                t.ids.insert(key, n);
+            }
+        }
+    }
+
+    fn placeholder(&self, h: &Hit) -> String {
+        self.register(std::slice::from_ref(h));
+        let t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let n = t.ids[&(h.category, h.key.clone())];
+        format!("[{}-{n}]", h.category.placeholder())
+    }
+
+    /// `text` with every finding replaced, counting what was replaced.
+    pub fn redact_bytes<'t>(&self, text: &'t [u8], counts: &mut Counts) -> Cow<'t, [u8]> {
+        let hits = self.detector.find(text);
+        if hits.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = Vec::with_capacity(text.len());
+        let mut at = 0;
+        for h in &hits {
+            out.extend_from_slice(&text[at..h.start]);
+            out.extend_from_slice(self.placeholder(h).as_bytes());
+            // A PEM block keeps its line count, so later lines keep their numbers.
+            let newlines = text[h.start..h.end].iter().filter(|&&b| b == b'\n').count();
+            out.extend(std::iter::repeat_n(b'\n', newlines));
+            *counts.entry(h.category).or_insert(0) += 1;
+            at = h.end;
+        }
+        out.extend_from_slice(&text[at..]);
+        Cow::Owned(out)
+    }
+
+    pub fn redact_counted<'t>(&self, text: &'t str, counts: &mut Counts) -> Cow<'t, str> {
+        match self.redact_bytes(text.as_bytes(), counts) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            // Hits start and end on ASCII bytes, so the result is UTF-8.
+            Cow::Owned(b) => Cow::Owned(String::from_utf8_lossy(&b).into_owned()),
+        }
+    }
+
+    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        self.redact_counted(text, &mut Counts::new())
+    }
+
+    /// Every string and object key of a JSON value, redacted in place.
+    pub fn redact_value(&self, v: &mut Value, counts: &mut Counts) {
+        match v {
+            Value::String(s) => {
+                if let Cow::Owned(r) = self.redact_counted(s, counts) {
+                    *s = r;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| self.redact_value(i, counts)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (k, mut val) in entries {
+                    self.redact_value(&mut val, counts);
+                    map.insert(self.redact_counted(&k, counts).into_owned(), val);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Register every value of a JSON document in document order.
+    pub fn register_value(&self, v: &Value) {
+        match v {
+            Value::String(s) => self.register(&self.detector.find(s.as_bytes())),
+            Value::Array(items) => items.iter().for_each(|i| self.register_value(i)),
+            Value::Object(map) => {
+                for (k, val) in map {
+                    self.register(&self.detector.find(k.as_bytes()));
+                    self.register_value(val);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

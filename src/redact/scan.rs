@@ -1,0 +1,336 @@
+//! Reading files for redaction: text in chunks that end at line breaks (so
+//! memory stays flat on huge logs and no finding is cut in two), binary files
+//! told apart, and whole folders scanned in parallel into a report of
+//! file:line:column and category, never the value.
+
+use super::{Category, Detector, Hit};
+use anyhow::Result;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::borrow::Cow;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Target chunk size; a chunk may run longer to keep a PEM block whole.
+pub const CHUNK: usize = 4 << 20;
+const PEM_SLACK: usize = 1 << 20;
+
+/// Feed `reader` to `f` in chunks ending at a line break (a very long line
+/// is cut at a space or comma), never inside a PEM private key block.
+pub fn for_each_chunk(mut reader: impl Read, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + PEM_SLACK);
+    let mut block = vec![0u8; 256 << 10];
+    let mut eof = false;
+    loop {
+        while !eof && buf.len() < CHUNK {
+            let n = reader.read(&mut block)?;
+            eof = n == 0;
+            buf.extend_from_slice(&block[..n]);
+        }
+        if eof {
+            if !buf.is_empty() {
+                f(&buf)?;
+            }
+            return Ok(());
+        }
+        let mut cut = cut_point(&buf);
+        // Keep an unterminated PEM block for the next chunk, reading on
+        // until it ends (or the slack runs out).
+        while let Some(begin) = open_pem(&buf[..cut]) {
+            if buf.len() >= CHUNK + PEM_SLACK || eof {
+                break;
+            }
+            let n = reader.read(&mut block)?;
+            eof = n == 0;
+            buf.extend_from_slice(&block[..n]);
+            cut = if eof {
+                buf.len()
+            } else {
+                cut_point(&buf).max(begin)
+            };
+        }
+        f(&buf[..cut])?;
+        buf.drain(..cut);
+    }
+}
+
+fn cut_point(buf: &[u8]) -> usize {
+    if let Some(i) = buf.iter().rposition(|&b| b == b'\n') {
+        return i + 1;
+    }
+    if let Some(i) = buf.iter().rposition(|&b| matches!(b, b' ' | b',' | b'\t')) {
+        return i + 1;
+    }
+    // One enormous token: cut at a character boundary.
+    let mut i = buf.len();
+    while i > 1 && (buf[i - 1] & 0xC0) == 0x80 {
+        i -= 1;
+    }
+    i.saturating_sub(1).max(1)
+}
+
+/// Where an unterminated PEM block begins in `chunk`, if one does.
+fn open_pem(chunk: &[u8]) -> Option<usize> {
+    let tail = &chunk[chunk.len().saturating_sub(PEM_SLACK)..];
+    let begin = rfind(tail, b"-----BEGIN")?;
+    let after = &tail[begin..];
+    if find(after, b"-----END").is_some() {
+        return None;
+    }
+    Some(chunk.len() - tail.len() + begin)
+}
+
+fn find(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+fn rfind(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).rposition(|w| w == n)
+}
+
+/// Is this chunk text (UTF-8 without NUL bytes)?
+pub fn is_text(chunk: &[u8]) -> bool {
+    !chunk.contains(&0) && std::str::from_utf8(chunk).is_ok()
+}
+
+/// A finding as reported: where, and what kind; never the value.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Finding {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub category: Category,
+}
+
+/// What scanning one file found.
+#[derive(Default)]
+pub struct Scanned {
+    pub binary: bool,
+    /// (line, column, hit) in file order.
+    pub hits: Vec<(usize, usize, Hit)>,
+}
+
+/// Scan a file's text; markup is entity-decoded first so `&quot;` hides
+/// nothing. Stops at the first chunk that is not text.
+pub fn scan_reader(det: &Detector, reader: impl Read, markup: bool) -> Result<Scanned> {
+    let mut out = Scanned::default();
+    let mut line = 1;
+    for_each_chunk(reader, |chunk| {
+        if out.binary || !is_text(chunk) {
+            out.binary = true;
+            return Ok(());
+        }
+        let text = std::str::from_utf8(chunk).unwrap_or_default();
+        let text = if markup {
+            decode_entities(text)
+        } else {
+            Cow::Borrowed(text)
+        };
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        let mut line_start = 0;
+        for h in det.find(bytes) {
+            for (i, &b) in bytes[at..h.start].iter().enumerate() {
+                if b == b'\n' {
+                    line += 1;
+                    line_start = at + i + 1;
+                }
+            }
+            at = h.start;
+            let column = String::from_utf8_lossy(&bytes[line_start..h.start])
+                .chars()
+                .count()
+                + 1;
+            out.hits.push((line, column, h));
+        }
+        line += bytes[at..].iter().filter(|&&b| b == b'\n').count();
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+pub fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
+    let f = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("failed to open `{}`: {e}", path.display()))?;
+    scan_reader(det, f, is_markup(path))
+        .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))
+}
+
+fn is_markup(path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    ["html", "htm", "xhtml", "svg", "xml"].contains(&ext.to_ascii_lowercase().as_str())
+}
+
+/// Decode the character references a page may hide text behind. A decoded
+/// line break becomes a space so line numbers still match the file.
+pub fn decode_entities(s: &str) -> Cow<'_, str> {
+    if !s.contains('&') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let end = rest[1..].find(';').map(|e| e + 1).filter(|&e| e <= 12);
+        let decoded = end.and_then(|e| {
+            let name = &rest[1..e];
+            let c = match name {
+                "amp" => Some('&'),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                "quot" => Some('"'),
+                "apos" => Some('\''),
+                "nbsp" => Some(' '),
+                _ => {
+                    let n = name.strip_prefix('#')?;
+                    let code = match n.strip_prefix(['x', 'X']) {
+                        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+                        None => n.parse().ok()?,
+                    };
+                    char::from_u32(code)
+                }
+            }?;
+            Some((if c == '\n' || c == '\r' { ' ' } else { c }, e + 1))
+        });
+        match decoded {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &rest[len..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// A folder (or one file) scanned.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub path: PathBuf,
+    pub files: usize,
+    /// Files that are not text and so could not be scanned.
+    pub binary: Vec<String>,
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    pub fn clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        for f in &self.findings {
+            let at = if f.line == 0 {
+                format!("{} (file name)", f.file)
+            } else {
+                format!("{}:{}:{}", f.file, f.line, f.column)
+            };
+            s.push_str(&format!("{at}: {}\n", f.category.as_str()));
+        }
+        for b in &self.binary {
+            s.push_str(&format!("{b}: binary, not scanned\n"));
+        }
+        let files_with = {
+            let mut v: Vec<&str> = self.findings.iter().map(|f| f.file.as_str()).collect();
+            v.dedup();
+            v.len()
+        };
+        s.push_str(&format!(
+            "{} finding{} in {} of {} file{} scanned{}\n",
+            self.findings.len(),
+            if self.findings.len() == 1 { "" } else { "s" },
+            files_with,
+            self.files - self.binary.len(),
+            if self.files - self.binary.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            if self.binary.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} binary file{} not scanned",
+                    self.binary.len(),
+                    if self.binary.len() == 1 { "" } else { "s" }
+                )
+            }
+        ));
+        s
+    }
+}
+
+/// Scan every file under `path` (or `path` itself), names included.
+/// `display` names a file for the report from its path relative to `path`.
+pub fn scan_path(
+    det: &Detector,
+    path: &Path,
+    display: &(dyn Fn(&str) -> String + Sync),
+) -> Result<Report> {
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    if path.is_file() {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        files.push((name, path.to_path_buf()));
+    } else if path.is_dir() {
+        for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+            let entry =
+                entry.map_err(|e| anyhow::anyhow!("failed to walk `{}`: {e}", path.display()))?;
+            if entry.file_type().is_file() {
+                let rel = entry.path().strip_prefix(path).unwrap_or(entry.path());
+                files.push((
+                    rel.to_string_lossy().replace('\\', "/"),
+                    entry.path().to_path_buf(),
+                ));
+            }
+        }
+    } else {
+        anyhow::bail!("`{}` does not exist", path.display());
+    }
+    let results: Vec<Result<(Vec<Finding>, bool)>> = files
+        .par_iter()
+        .map(|(rel, full)| {
+            let shown = display(rel);
+            let mut findings: Vec<Finding> = det
+                .find(rel.as_bytes())
+                .into_iter()
+                .map(|h| Finding {
+                    file: shown.clone(),
+                    line: 0,
+                    column: 0,
+                    category: h.category,
+                })
+                .collect();
+            let scanned = scan_file(det, full)?;
+            findings.extend(scanned.hits.into_iter().map(|(line, column, h)| Finding {
+                file: shown.clone(),
+                line,
+                column,
+                category: h.category,
+            }));
+            Ok((findings, scanned.binary))
+        })
+        .collect();
+    let mut report = Report {
+        path: path.to_path_buf(),
+        files: files.len(),
+        binary: Vec::new(),
+        findings: Vec::new(),
+    };
+    for ((rel, _), r) in files.iter().zip(results) {
+        let (findings, binary) = r?;
+        report.findings.extend(findings);
+        if binary {
+            report.binary.push(display(rel));
+        }
+    }
+    Ok(report)
+}

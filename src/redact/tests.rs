@@ -1,0 +1,169 @@
+use super::*;
+
+fn redactor() -> Redactor {
+    Redactor::new(Detector::builtin())
+}
+
+/// (text, the private part that must go, its category)
+const LEAKS: &[(&str, &str, Category)] = &[
+    ("server at http://10.20.30.40:8000/v1", "10.20.30.40:8000", Category::Endpoint),
+    ("bind 192.168.1.20", "192.168.1.20", Category::Endpoint),
+    ("peer 172.20.0.3:29500 up", "172.20.0.3:29500", Category::Endpoint),
+    ("link-local 169.254.10.2", "169.254.10.2", Category::Endpoint),
+    ("tailscale 100.101.102.103", "100.101.102.103", Category::Endpoint),
+    ("ula [fd12:3456:789a::5]:8080 ok", "fd12:3456:789a::5", Category::Endpoint),
+    ("iface fe80::1ff:fe23:4567:890a%eth0", "fe80::1ff:fe23:4567:890a", Category::Endpoint),
+    ("mapped ::ffff:10.1.2.3 seen", "::ffff:10.1.2.3", Category::Endpoint),
+    ("mapped hex ::ffff:c0a8:0101 seen", "::ffff:c0a8:0101", Category::Endpoint),
+    ("see gpu-node-07.internal for logs", "gpu-node-07.internal", Category::Endpoint),
+    ("mdns box.local:5000", "box.local:5000", Category::Endpoint),
+    ("router.home.arpa", "router.home.arpa", Category::Endpoint),
+    ("db.corp backup", "db.corp", Category::Endpoint),
+    ("nas.lan backup", "nas.lan", Category::Endpoint),
+    ("curl http://gpu-node-07:8000/health", "gpu-node-07:8000", Category::Endpoint),
+    ("curl http://inference/v1/models", "inference", Category::Endpoint),
+    ("bare dgx01:8080 answered", "dgx01:8080", Category::Endpoint),
+    ("model at /home/alice/models/glm.gguf", "/home/alice/models/glm.gguf", Category::HostPath),
+    ("mac /Users/bob/Downloads/x.log", "/Users/bob/Downloads/x.log", Category::HostPath),
+    ("cache /root/.cache/hf", "/root/.cache/hf", Category::HostPath),
+    (r"win C:\Users\carol\bench\run.ps1 done", r"C:\Users\carol\bench\run.ps1", Category::HostPath),
+    (r#"{"cwd": "C:\\Users\\carol\\bench"}"#, r"C:\\Users\\carol\\bench", Category::HostPath),
+    (r"share \\fileserver\bench\out.csv", r"\\fileserver\bench\out.csv", Category::HostPath),
+    (r"wsl \\wsl$\Ubuntu\home\dave", r"\\wsl$\Ubuntu\home\dave", Category::HostPath),
+    (r"wsl \\wsl.localhost\Ubuntu-24.04\srv", r"\\wsl.localhost\Ubuntu-24.04\srv", Category::HostPath),
+    ("mount /mnt/c/Users/erin/Desktop", "/mnt/c/Users/erin/Desktop", Category::HostPath),
+    ("open file:///home/alice/report.html", "/home/alice/report.html", Category::HostPath),
+    ("GPU 0: H100 (UUID: GPU-5f3e2a1b-9c8d-4e7f-a6b5-c4d3e2f1a0b9)", "GPU-5f3e2a1b-9c8d-4e7f-a6b5-c4d3e2f1a0b9", Category::GpuUuid),
+    ("lower gpu-5f3e2a1b-9c8d-4e7f-a6b5-c4d3e2f1a0b9", "gpu-5f3e2a1b-9c8d-4e7f-a6b5-c4d3e2f1a0b9", Category::GpuUuid),
+    ("MIG-7a6b5c4d-3e2f-1a0b-9c8d-7e6f5a4b3c2d on", "MIG-7a6b5c4d-3e2f-1a0b-9c8d-7e6f5a4b3c2d", Category::GpuUuid),
+    ("old MIG-GPU-5f3e2a1b-9c8d-4e7f-a6b5-c4d3e2f1a0b9/7/0", "MIG-GPU-5f3e2a1b-9c8d-4e7f-a6b5-c4d3e2f1a0b9/7/0", Category::GpuUuid),
+    ("CUDA_VISIBLE_DEVICES=GPU-5f3e2a1b", "GPU-5f3e2a1b", Category::GpuUuid),
+    ("Authorization: Bearer abcdef123456", "abcdef123456", Category::Credential),
+    ("-H 'authorization: Basic dXNlcjpwYXNz'", "dXNlcjpwYXNz", Category::Credential),
+    ("https://bench:hunter22@example.com/x", "bench:hunter22", Category::Credential),
+    ("password=hunter22", "hunter22", Category::Credential),
+    (r#"{"api_key": "abc123def456"}"#, "abc123def456", Category::Credential),
+    ("HF_TOKEN: q1w2e3r4t5", "q1w2e3r4t5", Category::Credential),
+    ("--api-key s3cr3t-value", "s3cr3t-value", Category::Credential),
+    ("key sk-proj-AbCdEfGhIjKlMnOpQrStUvWx", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx", Category::Credential),
+    ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", Category::Credential),
+    ("ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", Category::Credential),
+    ("github_pat_11ABCDEFG0123456789_abcdefghij", "github_pat_11ABCDEFG0123456789_abcdefghij", Category::Credential),
+    ("aws AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE", Category::Credential),
+    ("slack xoxb-1234567890-abcdef", "xoxb-1234567890-abcdef", Category::Credential),
+    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", Category::Credential),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", "MIIEow", Category::Credential),
+];
+
+/// Values campaigns are full of that must come through untouched.
+const NEAR_MISSES: &[&str] = &[
+    "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "rev 033446bb05c1d1e6a8c0e7d2f8b9a4c3d2e1f0a9",
+    "image sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+    "model zai-org/GLM-4.7-Flash@8a1b2c3d",
+    "vllm 0.0.0.dev1+g033446bb05",
+    "driver version 10.0.0.1",
+    "kernel 6.6.87.2-microsoft-standard-WSL2",
+    "see https://huggingface.co/zai-org/GLM-4.7-Flash",
+    "public 8.8.8.8 and docs 192.0.2.10 and 203.0.113.5",
+    "loopback http://127.0.0.1:8000 and http://localhost:8080 and 0.0.0.0:8000",
+    "ipv6 loopback ::1 and 2001:db8::1",
+    "date 2026-09-08T12:34:56Z",
+    "throughput 123.4 tok/s at 4096 ctx",
+    "request 550e8400-e29b-41d4-a716-446655440000",
+    "max_tokens=512 and \"eos_token\": \"<|endoftext|>\"",
+    "ubuntu:22.04 and postgres:16 and status:200",
+    "/usr/lib/x86_64-linux-gnu and /opt/conda/bin and ~/.cache/huggingface",
+    "config settings.local.json and /usr/local/bin",
+    "password: required, token=$HF_TOKEN, Authorization: Bearer <token>",
+    "GPU-accelerated inference on an RTX 4090",
+];
+
+#[test]
+fn leaks_are_found_and_replaced() {
+    for (text, secret, category) in LEAKS {
+        let r = redactor();
+        let mut counts = Counts::new();
+        let out = r.redact_counted(text, &mut counts);
+        assert!(!out.contains(secret), "{secret:?} survived in {out:?}");
+        assert_eq!(
+            counts.get(category),
+            Some(&1),
+            "{text:?} -> {out:?} {counts:?}"
+        );
+        let again = r.redact(&out);
+        assert_eq!(again, out, "placeholders must not be found again");
+    }
+}
+
+#[test]
+fn near_misses_survive() {
+    let r = redactor();
+    for text in NEAR_MISSES {
+        let hits = r.detector.find(text.as_bytes());
+        let spans: Vec<&str> = hits.iter().map(|h| &text[h.start..h.end]).collect();
+        assert!(hits.is_empty(), "{text:?}: false alarm on {spans:?}");
+    }
+}
+
+#[test]
+fn same_value_same_placeholder() {
+    let r = redactor();
+    let out = r.redact("a GPU-5f3e2a1b-9c8d-4e7f-a6b5-c4d3e2f1a0b9 b GPU-00000000-1111-2222-3333-444444444444 c gpu-5f3e2a1b-9c8d-4e7f-a6b5-c4d3e2f1a0b9");
+    assert_eq!(out, "a [gpu-uuid-1] b [gpu-uuid-2] c [gpu-uuid-1]");
+    let json = r.redact(r#""C:\\Users\\carol\\x""#);
+    let plain = r.redact(r"C:\Users\carol\x");
+    assert_eq!(json, "\"[host-path-1]\"");
+    assert_eq!(plain, "[host-path-1]");
+}
+
+#[test]
+fn credentials_keep_their_labels() {
+    let r = redactor();
+    assert_eq!(
+        r.redact("Authorization: Bearer abcdef123456"),
+        "Authorization: Bearer [credential-1]"
+    );
+    assert_eq!(
+        r.redact("https://bench:hunter22@10.0.0.9:8443/v1"),
+        "https://[credential-2]@[private-endpoint-1]/v1"
+    );
+}
+
+#[test]
+fn pem_blocks_keep_their_line_count() {
+    let r = redactor();
+    let text = "a\n-----BEGIN PRIVATE KEY-----\nMIIB\nAAAA\n-----END PRIVATE KEY-----\nb";
+    let out = r.redact(text);
+    assert_eq!(out.lines().count(), text.lines().count());
+    assert!(out.starts_with("a\n[credential-1]\n"));
+}
+
+#[test]
+fn policy_denies_and_allows() {
+    let policy = Policy {
+        deny: vec!["alice".into(), "lab-7".into()],
+        patterns: vec![r"RUN-\d{4}".into()],
+        allow: vec!["10.0.0.1".into()],
+        binary: vec![],
+    };
+    let r = Redactor::new(Detector::new([&policy]).unwrap());
+    assert_eq!(
+        r.redact("Alice ran RUN-0042 on lab-7 at 10.0.0.1, not malice, 10.0.0.2"),
+        "[redacted-1] ran [redacted-2] on [redacted-3] at 10.0.0.1, not malice, [private-endpoint-1]"
+    );
+}
+
+#[test]
+fn json_values_and_keys() {
+    let r = redactor();
+    let mut v: Value =
+        serde_json::json!({"host": "gpu-node-07.internal", "10.0.0.5": [ "/home/alice/x" ]});
+    let mut counts = Counts::new();
+    r.redact_value(&mut v, &mut counts);
+    assert_eq!(
+        v,
+        serde_json::json!({"host": "[private-endpoint-2]", "[private-endpoint-1]": ["[host-path-1]"]})
+    );
+    assert_eq!(describe(&counts), "2 private-endpoint, 1 host-path");
+}
