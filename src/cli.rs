@@ -38,6 +38,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Scan a folder or file for private values; exit 1 if any is found
+    Scan {
+        path: PathBuf,
+        /// Machine-readable report on stdout
+        #[arg(long)]
+        json: bool,
+        /// Print the built-in pattern (for comparing with other tools) and exit
+        #[arg(long, hide = true)]
+        print_pattern: bool,
+    },
     /// Write manifest.json for every file of a campaign
     Seal {
         campaign: PathBuf,
@@ -78,6 +88,35 @@ pub fn run(cli: Cli) -> Result<()> {
                 let summary: Vec<String> = all.iter().map(|e| e.summary()).collect();
                 Err(EvidenceFailed {
                     report: format!("verification failed: {}", summary.join("; ")),
+                }
+                .into())
+            }
+        }
+        Command::Scan {
+            path,
+            json,
+            print_pattern,
+        } => {
+            if print_pattern {
+                println!("{}", crate::redact::builtin_pattern());
+                return Ok(());
+            }
+            let report = crate::redact::scan::scan_command(&path)?;
+            if json {
+                print!("{}", report.to_json()?);
+            } else {
+                print!("{}", report.to_text());
+            }
+            if report.clean() {
+                Ok(())
+            } else {
+                Err(EvidenceFailed {
+                    report: format!(
+                        "{} private value{} found in `{}`",
+                        report.findings.len(),
+                        if report.findings.len() == 1 { "" } else { "s" },
+                        path.display()
+                    ),
                 }
                 .into())
             }

@@ -58,11 +58,20 @@ fn published(dir: &Path) -> Result<Evidence> {
     let audit: AuditFiles = serde_json::from_str(&text)
         .map_err(|e| crate::error::InputError::json(&audit_path, &text, 0, &e))?;
     for f in audit.files {
-        if ev.get(&f.published).is_none() {
+        let published_sha256 = f.published_sha256.unwrap_or(f.sha256);
+        if let Some(check) = ev.files.iter_mut().find(|c| c.path == f.published) {
+            if check.verdict == Verdict::Ok
+                && check.expected_sha256.as_deref() != Some(published_sha256.as_str())
+            {
+                check.verdict = Verdict::Modified;
+                check.detail =
+                    Some("audit.json and SHA256SUMS disagree on this file's hash".into());
+            }
+        } else {
             ev.files.push(evidence::FileCheck {
                 path: f.published,
                 verdict: Verdict::Missing,
-                expected_sha256: Some(f.sha256),
+                expected_sha256: Some(published_sha256),
                 expected_bytes: Some(f.bytes),
                 sha256: None,
                 bytes: None,
@@ -84,6 +93,10 @@ struct AuditFiles {
 struct AuditFile {
     published: String,
     sha256: String,
+    /// The hash of the published copy; absent in sites from before
+    /// redaction, where the copy was the original.
+    #[serde(default)]
+    published_sha256: Option<String>,
     bytes: u64,
 }
 

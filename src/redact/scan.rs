@@ -223,6 +223,19 @@ impl Report {
         self.findings.is_empty()
     }
 
+    pub fn to_json(&self) -> Result<String> {
+        let mut s = serde_json::to_string_pretty(&serde_json::json!({
+            "schema": 1,
+            "path": self.path,
+            "clean": self.clean(),
+            "files": self.files,
+            "binary": self.binary,
+            "findings": self.findings,
+        }))?;
+        s.push('\n');
+        Ok(s)
+    }
+
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         for f in &self.findings {
@@ -236,32 +249,32 @@ impl Report {
         for b in &self.binary {
             s.push_str(&format!("{b}: binary, not scanned\n"));
         }
-        let files_with = {
-            let mut v: Vec<&str> = self.findings.iter().map(|f| f.file.as_str()).collect();
-            v.dedup();
-            v.len()
-        };
-        s.push_str(&format!(
-            "{} finding{} in {} of {} file{} scanned{}\n",
-            self.findings.len(),
-            if self.findings.len() == 1 { "" } else { "s" },
-            files_with,
-            self.files - self.binary.len(),
-            if self.files - self.binary.len() == 1 {
-                ""
-            } else {
-                "s"
-            },
-            if self.binary.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; {} binary file{} not scanned",
-                    self.binary.len(),
-                    if self.binary.len() == 1 { "" } else { "s" }
-                )
-            }
-        ));
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let scanned = self.files - self.binary.len();
+        if self.findings.is_empty() {
+            s.push_str(&format!(
+                "no private values found in {scanned} file{}",
+                plural(scanned)
+            ));
+        } else {
+            let mut with: Vec<&str> = self.findings.iter().map(|f| f.file.as_str()).collect();
+            with.dedup();
+            s.push_str(&format!(
+                "{} finding{} in {} of {scanned} file{} scanned",
+                self.findings.len(),
+                plural(self.findings.len()),
+                with.len(),
+                plural(scanned)
+            ));
+        }
+        if !self.binary.is_empty() {
+            s.push_str(&format!(
+                "; {} binary file{} not scanned",
+                self.binary.len(),
+                plural(self.binary.len())
+            ));
+        }
+        s.push('\n');
         s
     }
 }
@@ -333,4 +346,62 @@ pub fn scan_path(
         }
     }
     Ok(report)
+}
+
+/// `exhibit scan PATH`: the built-in rules plus the redaction policy of any
+/// campaign.json at PATH, beside a file PATH, or one folder below PATH.
+pub fn scan_command(path: &Path) -> Result<Report> {
+    if !path.exists() {
+        anyhow::bail!("`{}` does not exist", path.display());
+    }
+    let mut metas = Vec::new();
+    let base = if path.is_file() {
+        path.parent().unwrap_or(Path::new("."))
+    } else {
+        path
+    };
+    metas.push(base.join(crate::campaign::META_NAME));
+    if path.is_dir() {
+        let entries = std::fs::read_dir(path)
+            .map_err(|e| anyhow::anyhow!("failed to list `{}`: {e}", path.display()))?;
+        let mut subs: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path().join(crate::campaign::META_NAME)))
+            .collect();
+        subs.sort();
+        metas.extend(subs);
+    }
+    let mut policies = Vec::new();
+    for m in metas.iter().filter(|m| m.is_file()) {
+        policies.push(load_policy(m)?);
+    }
+    let det = Detector::new(&policies)?;
+    let shown = |rel: &str| {
+        if path.is_file() {
+            path.display().to_string()
+        } else {
+            path.join(rel).display().to_string()
+        }
+    };
+    scan_path(&det, path, &shown)
+}
+
+/// Only the `redaction` part of a campaign.json.
+fn load_policy(path: &Path) -> Result<crate::campaign::Policy> {
+    #[derive(serde::Deserialize)]
+    struct Only {
+        #[serde(default)]
+        redaction: crate::campaign::Policy,
+    }
+    let text = crate::fsx::read_to_string(path)?;
+    let only: Only = serde_json::from_str(&text)
+        .map_err(|e| crate::error::InputError::json(path, &text, 0, &e))?;
+    for p in &only.redaction.patterns {
+        super::check_pattern(p).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: redaction pattern `{p}` is not a valid regex: {e}",
+                path.display()
+            )
+        })?;
+    }
+    Ok(only.redaction)
 }
