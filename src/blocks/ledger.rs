@@ -64,7 +64,12 @@ pub fn render(
         let entry: LedgerEntry = serde_json::from_value((*rec).clone())
             .map_err(|e| Problem::Here(format!("ledger record {label}: {e}")))?;
         if let Some(ev) = &entry.evidence {
-            if ctx.evidence.verified_sha256(ev).is_none() {
+            // Records are read redacted: the path is the published name.
+            if ctx
+                .evidence
+                .verified_sha256(ctx.store.public.original(ev))
+                .is_none()
+            {
                 return Err(Problem::Here(format!(
                     "ledger record {label}: evidence `{ev}` is not a file of the campaign"
                 )));

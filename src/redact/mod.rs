@@ -52,6 +52,27 @@ impl Category {
     }
 }
 
+/// `[gpu-uuid-3]`, `[redacted-1]`: a placeholder this module wrote.
+fn is_placeholder(s: &str) -> bool {
+    let Some(inner) = s.strip_prefix('[').and_then(|s| s.strip_suffix(']')) else {
+        return false;
+    };
+    let Some((name, n)) = inner.rsplit_once('-') else {
+        return false;
+    };
+    !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+        && [
+            Category::Endpoint,
+            Category::HostPath,
+            Category::GpuUuid,
+            Category::Credential,
+            Category::Policy,
+        ]
+        .iter()
+        .any(|c| c.placeholder() == name)
+}
+
 /// Redactions made in one file or string, by category.
 pub type Counts = BTreeMap<Category, usize>;
 
@@ -84,7 +105,10 @@ impl Detector {
         let mut alternatives = Vec::new();
         let mut allow = HashSet::new();
         for p in policies {
-            for term in p.deny.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+            // A published campaign.json holds its deny terms as
+            // placeholders; those are not terms to look for.
+            let terms = p.deny.iter().map(|t| t.trim());
+            for term in terms.filter(|t| !t.is_empty() && !is_placeholder(t)) {
                 alternatives.push(deny_term(term));
             }
             for pat in &p.patterns {

@@ -29,6 +29,9 @@ pub fn pattern() -> String {
         format!(r#"(?P<kv>(?P<kvk>\b(?i:[a-z0-9_.-]*(?:{KEYS})))["']?\s*[:=]\s*["']?(?P<kvv>{VAL}))"#),
         r"(?P<tok>\b(?:sk-(?:proj-|ant-|live-|test-|svcacct-)?[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|(?:AKIA|ASIA)[A-Z0-9]{16}|xox[abposr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})\b)".to_string(),
         r"(?P<gpu>\b(?i:mig-gpu-|mig-|gpu-)[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{1,12}){0,4}(?:/[0-9]{1,2}/[0-9]{1,2})?\b)".to_string(),
+        // file://server/share/... and file://wsl.localhost/...: UNC paths
+        // as URLs (file:///home/... is left to the path rules below).
+        format!(r"(?P<fileunc>\b(?i:file)://(?P<fuhost>[A-Za-z0-9_-]+(?:[.$][A-Za-z0-9_-]*)*)/{NAME}{REST})"),
         r#"(?P<url>\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:(?P<urluser>[^\s/@"'`<>\[\]]+)@)?(?P<urlhost>\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9]+)?\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?::(?P<urlport>[0-9]{1,5}))?)"#.to_string(),
         format!(r"(?P<upath>(?:/(?:home|Users)/{NAME}|/root\b|/mnt/[A-Za-z]/(?i:users)/{NAME})(?:[/\\]{REST})?)"),
         format!(r"(?P<wpath>\b[A-Za-z]:(?:\\\\?|/)(?i:users)(?:\\\\?|/){NAME}{REST})"),
@@ -139,6 +142,11 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
                 Category::Endpoint,
                 s(host.start(), stop).to_ascii_lowercase(),
             );
+        }
+    } else if let Some(host) = caps.name("fuhost") {
+        if !host.as_bytes().eq_ignore_ascii_case(b"localhost") {
+            let end = trim_path_end(text, start, end);
+            push(start, end, Category::HostPath, s(start, end));
         }
     } else if caps.name("upath").is_some()
         || caps.name("wpath").is_some()
@@ -270,16 +278,58 @@ fn not_a_secret_value(v: &[u8]) -> bool {
         .contains(&v.trim_end_matches(['.', ')']))
 }
 
-/// `version 10.0.0.1`, `driver: 10.2.0.1`: a version, not an address.
+/// `version 10.0.0.1`, `driver: 10.2.0.1`, `TensorRT 10.3.0.26`,
+/// `tensorrt==10.3.0.26`, `v10.0.0.1`: a version, not an address.
 fn version_context(before: &[u8]) -> bool {
-    let tail = &before[before.len().saturating_sub(16)..];
+    const WORDS: &[&str] = &[
+        "version",
+        "ver",
+        "driver",
+        "build",
+        "release",
+        "rev",
+        "revision",
+        "firmware",
+        "vbios",
+        "v",
+        "cuda",
+        "cudnn",
+        "tensorrt",
+        "trt",
+        "nccl",
+        "cublas",
+        "rocm",
+        "triton",
+        "torch",
+        "pytorch",
+        "python",
+        "kernel",
+        "linux",
+        "windows",
+        "win",
+        "ubuntu",
+        "debian",
+        "onnxruntime",
+        "openvino",
+        "jdk",
+        "java",
+        "llvm",
+        "clang",
+    ];
+    let tail = &before[before.len().saturating_sub(32)..];
     let t = String::from_utf8_lossy(tail).to_ascii_lowercase();
-    let t = t.trim_end_matches([' ', ':', '=', '"', '\'', '\t']);
-    [
-        "version", "ver", "driver", "build", "release", "rev", "firmware", "vbios",
-    ]
-    .iter()
-    .any(|w| t.ends_with(w))
+    if ["==", ">=", "<=", "~=", "!="]
+        .iter()
+        .any(|op| t.ends_with(op))
+    {
+        return true;
+    }
+    let t = t.trim_end_matches([' ', ':', '=', '"', '\'', '\t', '-', '_']);
+    let word = t
+        .rsplit(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or("");
+    WORDS.contains(&word)
 }
 
 fn private_v4(a: Ipv4Addr) -> bool {

@@ -6,6 +6,7 @@ mod audit;
 mod bad_input;
 mod build;
 mod format_doc;
+mod redact;
 mod tamper;
 
 use std::path::{Path, PathBuf};

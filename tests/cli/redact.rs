@@ -1,0 +1,468 @@
+//! Redaction: the leak corpus in tests/fixtures/leaky never reaches the
+//! built site through any channel, the near-miss corpus survives, the output
+//! is rescanned before the swap, and `exhibit scan` reports without values.
+
+use super::*;
+use serde_json::Value;
+
+/// The private core of every value planted in the leaky fixture (compared
+/// case-insensitively). Each must be in the fixture and nowhere in the site.
+const PLANTED: &[&str] = &[
+    // campaign.json: title, scope, decision, summary, page titles
+    "dgx-lab-3",
+    "10.20.30.40",
+    "gpu-node-07.internal",
+    "/home/alice",
+    "infer-gw",
+    "Mallory Quinn",
+    "PROJ-4821",
+    "GPU-5f0e3b2a-1c4d-4e8f-9a7b-3c2d1e0f9a8b",
+    "172.16.5.9",
+    // index.md: card labels, prose, inline code, fenced code
+    "MIG-7c6b5a49-3827-1605-f4e3-d2c1b0a99887",
+    "169.254.12.7",
+    "10.20.30.41",
+    "192.168.77.1",
+    "gpu-node-11",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9",
+    "Hunter2Pass",
+    "svc_user",
+    "/Users/bob",
+    "sk-proj-AbCdEf1234567890GhIjKlMnOp",
+    "tok_live_9f8e7d6c5b4a",
+    "172.31.255.1",
+    "GPU-11223344-5566-7788-99aa-bbccddeeff00",
+    "/root/.cache/torch",
+    "zyx987wvu654",
+    "jenkins.corp",
+    // links, link titles, images, inline HTML, file names
+    "nas.lan",
+    "wiki.intranet",
+    "s3cr3tV4lue",
+    "/home/frank",
+    "gpu-node-09.internal",
+    "10.0.0.7",
+    "build-box.local",
+    "GPU-0a0b0c0d-1e1f-2a2b-3c3d-4e4f5a5b6c6d",
+    "router.home.arpa",
+    r"\gina",
+    "infer-03",
+    "192.168.50.23",
+    r"wsl.localhost\Debian",
+    // table caption, chart title, axis labels, legends
+    "/mnt/c/Users/erin",
+    "fd12:3456:789a::1",
+    "AKIA2QWERTYUIOPASDFG",
+    "GPU-ABCDEF01-2345-6789-ABCD-EF0123456789",
+    "PROJ-9913",
+    // data files: card fields, table cells, chart categories
+    "fd00:1:2::5",
+    r"\ivan",
+    "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+    "kq83hd72ks9sl2",
+    r"\dave",
+    "192.168.50.24",
+    "gpu-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9",
+    r"\carol",
+    "PROJ-4822",
+    "100.64.1.2",
+    "fileserver",
+    "PROJ-4823",
+    "infer-04",
+    "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ123456",
+    "100.127.9.9",
+    "ASIAZXCVBNMLKJHGFDSA",
+    "/home/judy",
+    "xoxb-123456789012-abcdefghijkl",
+    // ledger fields
+    "100.64.7.7",
+    r"\kim",
+    "gho_abcdefghijklmnopqrstuvwxyz0123456789",
+    "MIG-GPU-1a2b3c4d-5e6f-7081-92a3-b4c5d6e7f809",
+    // copied text artifacts
+    "fe80::1ff:fe23:4567:890a",
+    "dXNlcjpzZWNyZXRwYXNz",
+    "CorrectHorse42",
+    "/root/.cache/hf",
+    "PROJ-9914",
+    "github_pat_11ABCDEFG0123456789",
+    "xoxp-998877665544-zyxwvutsrqpo",
+    r"\lee",
+    "MIG-aabbccdd-eeff-0011-2233-445566778899",
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+    "QyNTUxOQAAACBQmFakeKeyMaterial",
+    "dgx-lab-3.corp",
+];
+
+/// (published file, values from the near-miss corpus it must still hold)
+const SURVIVORS: &[(&str, &[&str])] = &[
+    (
+        "index.html",
+        &[
+            "149.02 tok/s",
+            "2026-11-20",
+            "0.0.0.dev1+g033446bb05",
+            "033446bb05c1d1e6a8c0e7d2f8b9a4c3d2e1f0a9",
+            "zai-org/GLM-4.7-Flash@8a1b2c3d",
+            "https://huggingface.co/zai-org/GLM-4.7-Flash",
+            "TensorRT 10.3.0.26",
+            "http://127.0.0.1:8000",
+            "0.0.0.0:8000",
+            "8.8.8.8",
+            "192.0.2.10",
+            "/usr/lib/x86_64-linux-gnu",
+            "/opt/conda/envs/bench",
+            "~/.cache/huggingface",
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+            "3f2b8c1e-7d4a-4b9e-8c21-5e6f7a8b9c0d",
+            "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+            "max_tokens=512",
+            "https://github.com/vllm-project/vllm",
+            "550e8400-e29b-41d4-a716-446655440000",
+            "10.9.9.9",
+        ],
+    ),
+    (
+        "notes.html",
+        &["10.9.9.9", "033446bb05c1d1e6a8c0e7d2f8b9a4c3d2e1f0a9"],
+    ),
+    (
+        "data/runs.json",
+        &["0.0.0.dev1+g033446bb05", "TensorRT 10.3.0.26", "8.8.8.8"],
+    ),
+    (
+        "ledger.html",
+        &["033446bb05c1d1e6a8c0e7d2f8b9a4c3d2e1f0a9", "HTTP 401"],
+    ),
+];
+
+/// A sealed copy of the leaky fixture.
+fn leaky() -> PathBuf {
+    let dir = fixture("leaky");
+    seal(&dir);
+    dir
+}
+
+fn build_leaky() -> (PathBuf, PathBuf) {
+    let dir = leaky();
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "leaky build failed: {}", stderr(&o));
+    (dir, out)
+}
+
+/// HTML and XML character references decoded, so `&#49;0.0.0.7` is caught.
+fn decode_entities(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let end = rest.find(';').filter(|&e| e <= 12);
+        let decoded = end.and_then(|e| {
+            let name = &rest[1..e];
+            let c = match name {
+                "amp" => Some('&'),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                "quot" => Some('"'),
+                "apos" => Some('\''),
+                "nbsp" => Some(' '),
+                _ if name.starts_with("#x") || name.starts_with("#X") => {
+                    u32::from_str_radix(&name[2..], 16)
+                        .ok()
+                        .and_then(char::from_u32)
+                }
+                _ if name.starts_with('#') => name[1..].parse().ok().and_then(char::from_u32),
+                _ => None,
+            };
+            c.map(|c| (c, e))
+        });
+        match decoded {
+            Some((c, e)) => {
+                out.push(c);
+                rest = &rest[e + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every text the site exposes: each file's path, its bytes, and its
+/// entity-decoded form, lower-cased.
+fn exposed(site: &Path) -> Vec<(String, String)> {
+    let mut texts = Vec::new();
+    for (path, bytes) in tree(site) {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        texts.push((path.clone(), path.to_lowercase()));
+        texts.push((path.clone(), decode_entities(&text).to_lowercase()));
+        texts.push((path, text.to_lowercase()));
+    }
+    texts
+}
+
+#[test]
+fn no_planted_value_reaches_the_site() {
+    assert!(
+        PLANTED.len() >= 60,
+        "the corpus has {} values",
+        PLANTED.len()
+    );
+    let (dir, out) = build_leaky();
+    // Each value really is in the input, so the test can fail.
+    let input: String = tree(&dir)
+        .into_iter()
+        .map(|(p, b)| format!("{p}\n{}\n", String::from_utf8_lossy(&b)))
+        .collect::<String>()
+        .to_lowercase();
+    for v in PLANTED {
+        assert!(input.contains(&v.to_lowercase()), "{v} is not planted");
+    }
+    let mut leaks = Vec::new();
+    for (path, text) in exposed(&out) {
+        for v in PLANTED {
+            if text.contains(&v.to_lowercase()) {
+                leaks.push(format!("{v} in {path}"));
+            }
+        }
+    }
+    leaks.dedup();
+    assert!(leaks.is_empty(), "leaked: {leaks:#?}");
+    // The charts are part of the output too: they were drawn from the data.
+    let main = read(&out.join("leaky/index.html"));
+    assert_eq!(svgs(&main).len(), 1);
+    assert!(main.contains("[gpu-uuid-"), "legend lost its placeholder");
+}
+
+#[test]
+fn near_misses_survive_unchanged() {
+    let (_dir, out) = build_leaky();
+    let mut count = 0;
+    for (file, values) in SURVIVORS {
+        let text = decode_entities(&read(&out.join("leaky").join(file)));
+        for v in *values {
+            assert!(text.contains(v), "{v} was lost from {file}");
+            count += 1;
+        }
+    }
+    assert!(count >= 15);
+}
+
+#[test]
+fn the_same_value_gets_the_same_placeholder_in_every_channel() {
+    let (dir, out) = build_leaky();
+    let site = out.join("leaky");
+    let smi = std::fs::read_dir(site.join("artifacts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("smi-"))
+        .expect("the nvidia-smi dump is published");
+    // The MIG UUID appears in the dump and in a card label.
+    let dump = read(&smi);
+    let at = dump.find("Device 0: (UUID: ").unwrap() + "Device 0: (UUID: ".len();
+    let placeholder = &dump[at..at + dump[at..].find(')').unwrap()];
+    assert!(placeholder.starts_with("[gpu-uuid-"), "{placeholder}");
+    let main = read(&site.join("index.html"));
+    assert!(main.contains(&format!("Decode on {placeholder}")));
+    // A deny term matches in any case and keeps one placeholder.
+    let log = std::fs::read_dir(site.join("artifacts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-run.log"))
+        .unwrap();
+    let log = read(&log);
+    let op = &log[log.find("(operator ").unwrap() + 10..log.find(")\n").unwrap()];
+    assert!(op.starts_with("[redacted-"), "{op}");
+    assert!(main.contains(&format!("Operated by {op}")) || main.contains(op));
+    // A second build is byte-identical, placeholders included.
+    let again = dir.parent().unwrap().join("again");
+    assert!(build(&dir, &again).status.success());
+    assert_eq!(tree(&out), tree(&again));
+}
+
+#[test]
+fn report_counts_redactions_and_hashes_both_copies() {
+    let (_dir, out) = build_leaky();
+    let site = out.join("leaky");
+    let audit: Value = serde_json::from_str(&read(&site.join("audit.json"))).unwrap();
+    let files = audit["files"].as_array().unwrap();
+    let log = files
+        .iter()
+        .find(|f| f["path"].as_str().unwrap().ends_with("-run.log"))
+        .unwrap();
+    assert_eq!(log["redactions"]["credential"], 3, "{log}");
+    assert_eq!(log["redactions"]["policy"], 2, "{log}");
+    assert_ne!(log["sha256"], log["published_sha256"]);
+    let published = site.join(log["published"].as_str().unwrap());
+    let bytes = std::fs::read(&published).unwrap();
+    assert_eq!(
+        log["published_sha256"].as_str().unwrap(),
+        sha256_hex(&bytes),
+        "published_sha256 is the copy's hash"
+    );
+    let logo = files
+        .iter()
+        .find(|f| f["path"] == "artifacts/logo.png")
+        .unwrap();
+    assert_eq!(logo["unscanned"], true);
+    assert_eq!(logo["sha256"], logo["published_sha256"]);
+    let manifest = read(&site.join("manifest.html"));
+    assert!(manifest.contains("<th scope=\"col\">Redactions</th>"));
+    assert!(manifest.contains("published copy"));
+    assert!(manifest.contains("binary, published unscanned by policy"));
+    assert!(
+        manifest.contains("3 credential"),
+        "per-category counts shown"
+    );
+    // The published folder still audits clean, and coreutils agrees.
+    let o = run(exhibit().arg("verify").arg(&site));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let o = Command::new("sha256sum")
+        .args(["-c", "--quiet", "SHA256SUMS"])
+        .current_dir(&site)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stdout(&o));
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn an_unlisted_binary_is_refused() {
+    let dir = fixture("leaky");
+    let meta = dir.join("campaign.json");
+    let text = read(&meta).replace(r#""binary": ["artifacts/logo.png"]"#, r#""binary": []"#);
+    std::fs::write(&meta, text).unwrap();
+    seal(&dir);
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("artifacts/logo.png"), "{err}");
+    assert!(err.contains("redaction.binary"), "{err}");
+    assert!(!out.exists(), "nothing is published");
+}
+
+#[test]
+fn a_leak_in_the_output_fails_the_build_and_keeps_the_old_site() {
+    let (dir, out) = build_leaky();
+    let before = tree(&out);
+    // A theme whose base template carries a private address: nothing in
+    // the campaign has it, so only the scan of the written output sees it.
+    let theme = dir.parent().unwrap().join("theme");
+    std::fs::create_dir_all(theme.join("templates")).unwrap();
+    let base = read(&repo().join("templates/base.html")).replacen(
+        "<head>",
+        "<head>\n<!-- staged on 10.11.12.13 -->",
+        1,
+    );
+    assert!(base.contains("10.11.12.13"));
+    std::fs::write(theme.join("templates/base.html"), base).unwrap();
+    let o = run(exhibit()
+        .arg("build")
+        .arg(&dir)
+        .arg("-o")
+        .arg(&out)
+        .arg("--theme")
+        .arg(&theme));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("leaky/index.html:4:"), "names file:line:col: {err}");
+    assert!(
+        err.contains("private-endpoint"),
+        "names the category: {err}"
+    );
+    assert!(!err.contains("10.11.12.13"), "never the value: {err}");
+    assert_eq!(tree(&out), before, "the previous site stays");
+}
+
+#[test]
+fn scan_reports_findings_by_position_without_values() {
+    let dir = leaky();
+    let o = run(exhibit().arg("scan").arg(&dir));
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    // Every finding line is `FILE:LINE:COL: CATEGORY` (or `FILE (file
+    // name): CATEGORY`) for a real file: the value itself is never printed.
+    let categories = [
+        "private-endpoint",
+        "host-path",
+        "gpu-uuid",
+        "credential",
+        "policy",
+    ];
+    for line in text.lines().filter(|l| !l.ends_with("binary, not scanned")) {
+        if line.contains(" finding") {
+            continue;
+        }
+        let (at, category) = line.rsplit_once(": ").expect(line);
+        assert!(categories.contains(&category), "{line}");
+        let file = at
+            .strip_suffix(" (file name)")
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                let mut parts = at.rsplitn(3, ':');
+                let col: usize = parts.next().unwrap().parse().expect(line);
+                let ln: usize = parts.next().unwrap().parse().expect(line);
+                assert!(col > 0 && ln > 0, "{line}");
+                parts.next().unwrap().to_string()
+            });
+        assert!(Path::new(&file).is_file(), "{line}");
+    }
+    assert!(!stderr(&o).to_lowercase().contains("10.20.30.40"));
+    let shown = dir.join("notes.md").display().to_string();
+    assert!(text.contains(&format!("{shown}:7:")), "{text}");
+    assert!(text.contains(": policy"), "campaign policy applied: {text}");
+    assert!(
+        text.contains("artifacts/logo.png: binary, not scanned"),
+        "{text}"
+    );
+    for c in ["private-endpoint", "host-path", "gpu-uuid", "credential"] {
+        assert!(text.contains(&format!(": {c}\n")), "{c} missing: {text}");
+    }
+    let o = run(exhibit().arg("scan").arg(&dir).arg("--json"));
+    assert_eq!(o.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["clean"], false);
+    let findings = report["findings"].as_array().unwrap();
+    assert!(findings.len() > 60, "{} findings", findings.len());
+    let f = findings
+        .iter()
+        .find(|f| f["file"].as_str().unwrap().ends_with("notes.md"))
+        .unwrap();
+    assert!(f["line"].as_u64().unwrap() > 0 && f["column"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn scan_of_a_clean_folder_or_a_missing_path() {
+    let (_dir, out) = build_leaky();
+    let o = run(exhibit().arg("scan").arg(&out));
+    assert!(o.status.success(), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("no private values found"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(exhibit()
+        .arg("scan")
+        .arg(out.join("leaky/index.html"))
+        .arg("--json"));
+    assert!(o.status.success());
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["clean"], true);
+    assert_eq!(report["files"], 1);
+    let o = run(exhibit().arg("scan").arg(out.join("no-such-thing")));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no-such-thing"));
+}
