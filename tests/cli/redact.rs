@@ -378,7 +378,10 @@ fn a_leak_in_the_output_fails_the_build_and_keeps_the_old_site() {
         .arg(&theme));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("leaky/index.html:4:"), "names file:line:col: {err}");
+    assert!(
+        err.contains("leaky/index.html:4:"),
+        "names file:line:col: {err}"
+    );
     assert!(
         err.contains("private-endpoint"),
         "names the category: {err}"
@@ -465,4 +468,38 @@ fn scan_of_a_clean_folder_or_a_missing_path() {
     let o = run(exhibit().arg("scan").arg(out.join("no-such-thing")));
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no-such-thing"));
+}
+
+#[test]
+fn sample_campaign_builds_clean_with_its_planted_values_redacted() {
+    let planted = [
+        "/home/glmops",
+        "10.40.2.17",
+        "GPU-8d3f1c2a-6b7e-4a90-b5c4-1e2f3a4b5c6d",
+        "GPU-2e7a9b4c-0d1f-4c38-9e6a-7b8c9d0e1f2a",
+        "glm-box.lan",
+        "7c2f9e41a8d3b605ce",
+    ];
+    let sample = repo().join("sample-artifacts");
+    let raw: String = tree(&sample)
+        .into_iter()
+        .map(|(_, b)| String::from_utf8_lossy(&b).into_owned())
+        .collect();
+    let out = scratch("sample-redacted").join("site");
+    let o = build(&sample, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for v in planted {
+        assert!(raw.contains(v), "{v} is not planted in the sample");
+        for (path, text) in exposed(&out) {
+            assert!(!text.contains(&v.to_lowercase()), "{v} leaked into {path}");
+        }
+    }
+    let manifest = read(&out.join("glm53-flash-linux-vs-wsl/manifest.html"));
+    assert!(
+        manifest.contains("6 private values were replaced by placeholders in 3 files"),
+        "manifest page states the redactions"
+    );
+    for counted in ["2 gpu-uuid", "1 host-path"] {
+        assert!(manifest.contains(counted), "{counted} not shown");
+    }
 }
