@@ -172,3 +172,19 @@ fn json_values_and_keys() {
     );
     assert_eq!(describe(&counts), "2 private-endpoint, 1 host-path");
 }
+
+#[test]
+fn placeholders_in_a_published_policy_are_not_deny_terms() {
+    assert!(is_placeholder("[gpu-uuid-3]") && is_placeholder("[redacted-12]"));
+    assert!(!is_placeholder("[gpu-uuid-]") && !is_placeholder("[secret-1]"));
+    assert!(!is_placeholder("dgx-lab-3"));
+    let published = Policy {
+        deny: vec!["[redacted-1]".into(), "dgx-lab-3".into()],
+        ..Default::default()
+    };
+    let r = Redactor::new(Detector::new([&published]).unwrap());
+    assert_eq!(
+        r.redact("[redacted-1] on dgx-lab-3"),
+        "[redacted-1] on [redacted-1]"
+    );
+}
