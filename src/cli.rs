@@ -40,7 +40,8 @@ pub enum Command {
     },
     /// Scan a folder or file for private values; exit 1 if any is found
     Scan {
-        path: PathBuf,
+        #[arg(required_unless_present = "print_pattern")]
+        path: Option<PathBuf>,
         /// Machine-readable report on stdout
         #[arg(long)]
         json: bool,
@@ -101,6 +102,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 println!("{}", crate::redact::builtin_pattern());
                 return Ok(());
             }
+            let path = path.expect("clap requires PATH without --print-pattern");
             let report = crate::redact::scan::scan_command(&path)?;
             if json {
                 print!("{}", report.to_json()?);

@@ -32,12 +32,17 @@ pub fn pattern() -> String {
         // file://server/share/... and file://wsl.localhost/...: UNC paths
         // as URLs (file:///home/... is left to the path rules below).
         format!(r"(?P<fileunc>\b(?i:file)://(?P<fuhost>[A-Za-z0-9_-]+(?:[.$][A-Za-z0-9_-]*)*)/{NAME}{REST})"),
-        r#"(?P<url>\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:(?P<urluser>[^\s/@"'`<>\[\]]+)@)?(?P<urlhost>\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9]+)?\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?::(?P<urlport>[0-9]{1,5}))?)"#.to_string(),
+        // URLs with userinfo, and URLs whose host is a single label
+        // (`http://gpu-node-07:8000/`). Addresses and private names in other
+        // URLs are found by the rules below, so public URLs never match.
+        r#"(?P<url>\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:(?P<urluser>[^\s/@"'`<>\[\]:]+:[^\s/@"'`<>\[\]]*)@(?P<urlhost>\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9]+)?\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?::(?P<urlport>[0-9]{1,5}))?|(?P<ulabel>[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)(?::(?P<uport>[0-9]{1,5}))?(?:[/?#"'`<>()\[\]\s,;!]|\.(?:[^A-Za-z0-9_-]|\z)|\z)))"#.to_string(),
         format!(r"(?P<upath>(?:/(?:home|Users)/{NAME}|/root\b|/mnt/[A-Za-z]/(?i:users)/{NAME})(?:[/\\]{REST})?)"),
         format!(r"(?P<wpath>\b[A-Za-z]:(?:\\\\?|/)(?i:users)(?:\\\\?|/){NAME}{REST})"),
         format!(r"(?P<unc>\\\\(?:\\\\)?[A-Za-z0-9$._-]+\\\\?{NAME}{REST})"),
         r"(?P<ip6>\[?(?:\b(?i:f[cd][0-9a-f]{2}|fe[89ab][0-9a-f]):[0-9A-Fa-f:.]*[0-9A-Fa-f]|::(?i:ffff):[0-9A-Fa-f.:]*[0-9A-Fa-f]|\b(?:0{1,4}:){5}(?i:ffff):[0-9A-Fa-f.:]*[0-9A-Fa-f])(?:%[A-Za-z0-9]+)?\]?(?::[0-9]{1,5}\b)?)".to_string(),
-        r"(?P<ip4>\b(?:[0-9]{1,3}\.){3}[0-9]{1,3}\b(?::[0-9]{1,5}\b)?)".to_string(),
+        // Only the private ranges: public addresses and most version
+        // numbers never become candidates.
+        r"(?P<ip4>\b(?:10\.[0-9]{1,3}|172\.(?:1[6-9]|2[0-9]|3[01])|192\.168|169\.254|100\.(?:6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7]))\.[0-9]{1,3}\.[0-9]{1,3}\b(?::[0-9]{1,5}\b)?)".to_string(),
         r"(?P<host>\b(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.(?:internal|local|lan|home\.arpa|corp|intranet))\b(?::[0-9]{1,5}\b)?)".to_string(),
         r"(?P<hp>\b(?i:[a-z][a-z0-9]*[0-9][a-z0-9]*(?:-[a-z0-9]+)*|[a-z][a-z0-9]*(?:-[a-z0-9]+)+):[1-9][0-9]{1,4}\b)".to_string(),
     ];
@@ -76,8 +81,12 @@ pub fn find(text: &[u8], out: &mut Vec<Hit>) {
         let m = caps.get(0).expect("group 0 always matches");
         let before = out.len();
         classify(text, &caps, out);
-        at = if out.len() > before || m.end() == m.start() {
-            m.end().max(m.start() + 1)
+        at = if out.len() > before {
+            // Go on after the last value taken: a rule may consume a
+            // terminator (the `/` after `http://gpu-node-07`).
+            out.last().map_or(m.end(), |h| h.end).max(m.start() + 1)
+        } else if m.end() == m.start() {
+            m.start() + 1
         } else {
             // Rejected: look again from the next byte, so a rule that
             // matched inside this candidate is not shadowed by it.
@@ -124,6 +133,16 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
             Category::GpuUuid,
             s(start, end).to_ascii_lowercase(),
         );
+    } else if let Some(label) = caps.name("ulabel") {
+        let stop = caps.name("uport").map_or(label.end(), |p| p.end());
+        if !label.as_bytes().eq_ignore_ascii_case(b"localhost") {
+            push(
+                label.start(),
+                stop,
+                Category::Endpoint,
+                s(label.start(), stop).to_ascii_lowercase(),
+            );
+        }
     } else if let Some(host) = caps.name("urlhost") {
         if let Some(user) = caps.name("urluser") {
             if user.as_bytes().contains(&b':') {
@@ -193,7 +212,9 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
         let name = lower.split(':').next().unwrap_or("");
         let ambiguous = name.ends_with(".local") || name.ends_with(".lan");
         let prev = start.checked_sub(1).map(|i| text[i]);
+        let in_url = text[..start].ends_with(b"://") || prev == Some(b'@');
         if ambiguous
+            && !in_url
             && (continues(text, start + name.len()) || matches!(prev, Some(b'.' | b'/' | b'\\')))
         {
             return;
