@@ -49,6 +49,24 @@ pub enum Command {
         #[arg(long, hide = true)]
         print_pattern: bool,
     },
+    /// Build into a private preview folder, serve it, rebuild on change
+    Serve {
+        /// A campaign folder, or a folder of campaigns
+        #[arg(default_value = "sample-artifacts")]
+        root: PathBuf,
+        /// A folder whose templates/ and assets/ override the built-in theme
+        #[arg(long)]
+        theme: Option<PathBuf>,
+        /// Port to try first; the next free one is taken if it is busy
+        #[arg(long, default_value_t = 8000)]
+        port: u16,
+        /// Address to listen on; anything but loopback shows unpublished material to the network
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// Open the preview in the default browser
+        #[arg(long)]
+        open: bool,
+    },
     /// Write manifest.json for every file of a campaign
     Seal {
         campaign: PathBuf,
@@ -65,6 +83,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 root,
                 out: out.clone(),
                 theme,
+                preview: false,
             })?;
             println!(
                 "built {} campaign{} ({} pages, {} files verified) into {}",
@@ -123,6 +142,19 @@ pub fn run(cli: Cli) -> Result<()> {
                 .into())
             }
         }
+        Command::Serve {
+            root,
+            theme,
+            port,
+            bind,
+            open,
+        } => crate::serve::serve(&crate::serve::ServeOptions {
+            root,
+            theme,
+            bind,
+            port,
+            open,
+        }),
         Command::Seal { campaign, update } => {
             let report = crate::seal::seal(&campaign, update)?;
             println!("{}", report.message);

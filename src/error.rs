@@ -139,6 +139,15 @@ impl InputError {
     }
 }
 
+/// An error as the command line prints it: `error: ...` and its causes.
+pub fn describe(err: &anyhow::Error) -> String {
+    let mut s = format!("error: {err}");
+    for cause in err.chain().skip(1) {
+        s.push_str(&format!("\n  caused by: {cause}"));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

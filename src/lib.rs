@@ -25,5 +25,6 @@ pub mod public;
 pub mod redact;
 pub mod render;
 pub mod seal;
+pub mod serve;
 pub mod site;
 pub mod verify;

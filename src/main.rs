@@ -12,10 +12,7 @@ fn main() -> ExitCode {
     match exhibit::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
-            for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
+            eprintln!("{}", exhibit::error::describe(&err));
             ExitCode::from(exhibit::error::exit_code(&err))
         }
     }

@@ -7,6 +7,7 @@ mod bad_input;
 mod build;
 mod format_doc;
 mod redact;
+mod serve;
 mod tamper;
 
 use std::path::{Path, PathBuf};

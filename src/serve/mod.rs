@@ -1,0 +1,256 @@
+//! `exhibit serve`: build the campaigns into a private preview folder,
+//! serve it on 127.0.0.1, rebuild when a campaign, template or asset
+//! changes, and tell open pages to reload. A failed rebuild keeps the last
+//! good site and shows the error over every page; the server never stops
+//! on a bad edit.
+
+mod http;
+
+use crate::site::{self, BuildOptions};
+use anyhow::{Context, Result};
+use notify::{RecursiveMode, Watcher};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+pub struct ServeOptions {
+    pub root: PathBuf,
+    pub theme: Option<PathBuf>,
+    pub bind: IpAddr,
+    pub port: u16,
+    pub open: bool,
+}
+
+/// What the server shows now.
+#[derive(Debug, Clone)]
+pub struct Status {
+    /// The built site (canonical path).
+    pub site: PathBuf,
+    /// The last build's error, when it failed (the site is the one before).
+    pub error: Option<String>,
+    /// Files shown although they differ from the manifest.
+    pub unverified: Vec<String>,
+    /// Counts finished builds, good or bad; pages reload when it moves.
+    pub generation: u64,
+}
+
+pub struct Shared {
+    status: Mutex<Status>,
+    changed: Condvar,
+}
+
+impl Shared {
+    pub fn status(&self) -> Status {
+        self.status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Wait until the generation is not `seen`, or `timeout`; returns it.
+    pub fn wait_newer(&self, seen: u64, timeout: Duration) -> u64 {
+        let guard = self.status.lock().unwrap_or_else(|e| e.into_inner());
+        let (guard, _) = self
+            .changed
+            .wait_timeout_while(guard, timeout, |s| s.generation == seen)
+            .unwrap_or_else(|e| e.into_inner());
+        guard.generation
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Status)) {
+        let mut s = self.status.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut s);
+        s.generation += 1;
+        self.changed.notify_all();
+    }
+}
+
+/// How long the tree must stay quiet before a rebuild starts, and the
+/// longest a burst of saves may put it off.
+const QUIET: Duration = Duration::from_millis(15);
+const MAX_WAIT: Duration = Duration::from_millis(250);
+
+pub fn serve(opts: &ServeOptions) -> Result<()> {
+    let out = std::env::temp_dir().join(format!("exhibit-serve-{}", std::process::id()));
+    if out.exists() {
+        crate::fsx::remove_dir_all(&out)?;
+    }
+    let build_opts = BuildOptions {
+        root: opts.root.clone(),
+        out: out.clone(),
+        theme: opts.theme.clone(),
+        preview: true,
+    };
+    // The first build must work: there is nothing to fall back on.
+    let started = Instant::now();
+    let first = site::build(&build_opts)?;
+    let site_dir = out.canonicalize().context("the preview folder vanished")?;
+    let shared = Arc::new(Shared {
+        status: Mutex::new(Status {
+            site: site_dir,
+            error: None,
+            unverified: first.unverified.clone(),
+            generation: 1,
+        }),
+        changed: Condvar::new(),
+    });
+    report_build(&first, started.elapsed());
+
+    let (server, port) = bind(opts.bind, opts.port)?;
+    let url = match opts.bind {
+        IpAddr::V6(a) => format!("http://[{a}]:{port}/"),
+        IpAddr::V4(a) => format!("http://{a}:{port}/"),
+    };
+    if !opts.bind.is_loopback() {
+        eprintln!(
+            "warning: serving on {} makes the preview, unpublished and unverified material included, reachable from other machines",
+            opts.bind
+        );
+    }
+    println!("serving {} at {url}", opts.root.display());
+    println!("preview files in {}", out.display());
+    println!("watching for changes; press Ctrl-C to stop");
+    if opts.open {
+        open_browser(&url);
+    }
+
+    let server = Arc::new(server);
+    {
+        let shared = Arc::clone(&shared);
+        let server = Arc::clone(&server);
+        std::thread::spawn(move || {
+            for req in server.incoming_requests() {
+                let shared = Arc::clone(&shared);
+                std::thread::spawn(move || http::handle(req, &shared));
+            }
+        });
+    }
+
+    let (tx, rx) = mpsc::channel();
+    let mut watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+        if let Ok(ev) = ev {
+            if !matches!(ev.kind, notify::EventKind::Access(_)) {
+                let _ = tx.send(ev.paths);
+            }
+        }
+    })
+    .context("cannot watch for changes")?;
+    watcher
+        .watch(&opts.root, RecursiveMode::Recursive)
+        .with_context(|| format!("cannot watch `{}`", opts.root.display()))?;
+    if let Some(theme) = &opts.theme {
+        watcher
+            .watch(theme, RecursiveMode::Recursive)
+            .with_context(|| format!("cannot watch `{}`", theme.display()))?;
+    }
+
+    loop {
+        let Ok(first_paths) = rx.recv() else {
+            anyhow::bail!("the file watcher stopped");
+        };
+        let mut relevant = first_paths.iter().any(|p| counts(p));
+        // Debounce: wait for a quiet moment, but not forever.
+        let burst = Instant::now();
+        while burst.elapsed() < MAX_WAIT {
+            match rx.recv_timeout(QUIET) {
+                Ok(paths) => relevant |= paths.iter().any(|p| counts(p)),
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    anyhow::bail!("the file watcher stopped")
+                }
+            }
+        }
+        if !relevant {
+            continue;
+        }
+        let started = Instant::now();
+        match site::build(&build_opts) {
+            Ok(report) => {
+                report_build(&report, started.elapsed());
+                shared.update(|s| {
+                    s.error = None;
+                    s.unverified = report.unverified;
+                });
+            }
+            Err(err) => {
+                let text = crate::error::describe(&err);
+                eprintln!("{text}");
+                eprintln!("(still serving the last good build)");
+                shared.update(|s| s.error = Some(text));
+            }
+        }
+    }
+}
+
+/// Editor droppings and exhibit's own staging folders do not count as edits.
+fn counts(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    !(name.ends_with('~')
+        || name.ends_with(".swp")
+        || name.ends_with(".swx")
+        || name.starts_with(".#")
+        || name == "4913"
+        || path
+            .components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with(".exhibit-")))
+}
+
+fn report_build(report: &site::BuildReport, took: Duration) {
+    println!(
+        "built {} page{} in {} ms",
+        report.pages,
+        if report.pages == 1 { "" } else { "s" },
+        took.as_millis()
+    );
+    if !report.unverified.is_empty() {
+        println!(
+            "preview only: {} differing from the manifest (`exhibit build` refuses them until `exhibit seal --update`):",
+            files(report.unverified.len())
+        );
+        for u in &report.unverified {
+            println!("  {u}");
+        }
+    }
+}
+
+/// `1 file`, `2 files`.
+pub fn files(n: usize) -> String {
+    format!("{n} file{}", if n == 1 { "" } else { "s" })
+}
+
+/// Bind `port`, or the next free one (up to 100 further).
+fn bind(addr: IpAddr, port: u16) -> Result<(tiny_http::Server, u16)> {
+    let mut last = None;
+    for p in port..=port.saturating_add(100) {
+        match tiny_http::Server::http((addr, p)) {
+            Ok(s) => {
+                let bound = s.server_addr().to_ip().map_or(p, |a| a.port());
+                return Ok((s, bound));
+            }
+            Err(e) => last = Some(e),
+        }
+        if port == 0 {
+            break;
+        }
+    }
+    anyhow::bail!(
+        "no free port from {port} to {} on {addr}: {}",
+        port.saturating_add(100),
+        last.map(|e| e.to_string()).unwrap_or_default()
+    )
+}
+
+fn open_browser(url: &str) {
+    let cmd = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    if let Err(e) = std::process::Command::new(cmd).arg(url).spawn() {
+        eprintln!("warning: could not open a browser with `{cmd}`: {e}");
+    }
+}

@@ -1,0 +1,512 @@
+//! `exhibit serve`: a real headless Chromium (driven over the DevTools
+//! protocol) sees an edit appear without a manual reload, build errors show
+//! over the page and clear, and the HTTP side serves only the site.
+
+use super::*;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `exhibit serve`, stopped on drop.
+struct Server {
+    child: Child,
+    base: String,
+    preview: PathBuf,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        let port = free_port();
+        let mut child = exhibit()
+            .arg("serve")
+            .arg(dir)
+            .arg("--port")
+            .arg(port.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("exhibit serve starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let (mut base, mut preview) = (None, None);
+        while base.is_none() || preview.is_none() {
+            let line = lines.next().expect("serve prints its address").unwrap();
+            if let Some(url) = line
+                .split(" at ")
+                .nth(1)
+                .filter(|_| line.starts_with("serving"))
+            {
+                base = Some(url.trim_end_matches('/').to_string());
+            }
+            if let Some(p) = line.strip_prefix("preview files in ") {
+                preview = Some(PathBuf::from(p));
+            }
+        }
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server {
+            child,
+            base: base.unwrap(),
+            preview: preview.unwrap(),
+        }
+    }
+
+    fn addr(&self) -> String {
+        self.base.trim_start_matches("http://").to_string()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.preview);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One raw HTTP/1.1 request (so paths go out exactly as written); returns
+/// the status code, the headers (lower-case names) and the body.
+fn http(addr: &str, request: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    // Read the head, then the body by Content-Length (some servers keep
+    // the connection open) or to the end.
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 8192];
+    let end = loop {
+        if let Some(e) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break e;
+        }
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "connection closed before the headers ended");
+        raw.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..end]).into_owned();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap();
+    let code: u16 = status.parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[end + 4..].to_vec();
+    let head_only = request.starts_with("HEAD ") || code == 304 || code == 204;
+    match header(&headers, "content-length").and_then(|l| l.parse::<usize>().ok()) {
+        _ if head_only => body.clear(),
+        Some(len) => {
+            while body.len() < len {
+                let n = s.read(&mut buf).unwrap();
+                assert!(n > 0, "connection closed inside the body");
+                body.extend_from_slice(&buf[..n]);
+            }
+        }
+        None => {
+            s.read_to_end(&mut body).unwrap();
+        }
+    }
+    (code, headers, body)
+}
+
+fn get(addr: &str, path: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    http(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    )
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Headless Chromium with one page, driven over the DevTools protocol.
+struct Browser {
+    child: Child,
+    ws: tungstenite::WebSocket<TcpStream>,
+    next_id: u64,
+    events: Vec<Value>,
+    _profile: PathBuf,
+}
+
+impl Browser {
+    fn start() -> Browser {
+        let bin = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".into());
+        let profile = scratch("chromium-profile");
+        let child = Command::new(&bin)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--remote-debugging-port=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg("about:blank")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start `{bin}` ({e}): install chromium (.ci/run does) or set CHROMIUM"
+                )
+            });
+        let active = profile.join("DevToolsActivePort");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let port = loop {
+            if let Some(p) = std::fs::read_to_string(&active)
+                .ok()
+                .and_then(|t| t.lines().next().map(str::to_string))
+                .filter(|p| !p.is_empty())
+            {
+                break p;
+            }
+            assert!(Instant::now() < deadline, "chromium did not open DevTools");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let addr = format!("127.0.0.1:{port}");
+        let (_, _, body) = get(&addr, "/json/list");
+        let targets: Value = serde_json::from_slice(&body).unwrap();
+        let ws_url = targets
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["type"] == "page")
+            .expect("a page target")["webSocketDebuggerUrl"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let stream = TcpStream::connect(&addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let (ws, _) = tungstenite::client(ws_url.as_str(), stream).expect("DevTools handshake");
+        let mut b = Browser {
+            child,
+            ws,
+            next_id: 0,
+            events: Vec::new(),
+            _profile: profile,
+        };
+        for domain in ["Page.enable", "Runtime.enable", "Log.enable"] {
+            b.call(domain, json!({}));
+        }
+        b
+    }
+
+    /// Read one message if one arrives within the socket timeout.
+    fn read(&mut self) -> Option<Value> {
+        match self.ws.read() {
+            Ok(tungstenite::Message::Text(t)) => serde_json::from_str(t.as_str()).ok(),
+            Ok(_) => None,
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                None
+            }
+            Err(e) => panic!("DevTools connection failed: {e}"),
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let msg = json!({"id": id, "method": method, "params": params}).to_string();
+        self.ws.send(tungstenite::Message::text(msg)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            assert!(Instant::now() < deadline, "no answer to {method}");
+            if let Some(v) = self.read() {
+                if v["id"] == id {
+                    assert!(v.get("error").is_none(), "{method} failed: {v}");
+                    return v["result"].clone();
+                }
+                self.events.push(v);
+            }
+        }
+    }
+
+    fn eval(&mut self, js: &str) -> Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({"expression": js, "returnByValue": true}),
+        );
+        r["result"]["value"].clone()
+    }
+
+    fn navigate(&mut self, url: &str) {
+        self.events.clear();
+        self.call("Page.navigate", json!({"url": url}));
+        self.wait_for("document.readyState === 'complete'", "the page loads");
+    }
+
+    /// Poll a JavaScript condition (never reloading the page).
+    fn wait_for(&mut self, js: &str, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.eval(js) != json!(true) {
+            assert!(Instant::now() < deadline, "timed out waiting: {what}");
+            std::thread::sleep(Duration::from_millis(50));
+            while let Some(v) = self.read() {
+                self.events.push(v);
+            }
+        }
+    }
+
+    /// Console errors, uncaught exceptions and failed loads seen so far.
+    fn errors(&mut self) -> Vec<String> {
+        while let Some(v) = self.read() {
+            self.events.push(v);
+        }
+        self.events
+            .iter()
+            .filter(|e| {
+                let m = e["method"].as_str().unwrap_or("");
+                (m == "Runtime.consoleAPICalled" && e["params"]["type"] == "error")
+                    || m == "Runtime.exceptionThrown"
+                    || (m == "Log.entryAdded" && e["params"]["entry"]["level"] == "error")
+            })
+            .map(|e| e.to_string())
+            .collect()
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn served_campaign() -> PathBuf {
+    let dir = fixture("minimal");
+    seal(&dir);
+    dir
+}
+
+const BODY_HAS: &str = "document.body.innerText.includes";
+
+#[test]
+fn browser_sees_an_edit_without_a_manual_reload() {
+    let dir = served_campaign();
+    let server = Server::start(&dir);
+    let mut b = Browser::start();
+    b.navigate(&format!("{}/minimal/", server.base));
+    assert_eq!(b.eval(&format!("{BODY_HAS}('112.07')")), json!(true));
+    assert_eq!(
+        b.eval("document.getElementById('exhibit-unverified') === null"),
+        json!(true)
+    );
+    // Mark the loaded document: a reload replaces it, nothing else does.
+    b.eval("window.__before_edit = true");
+    let errors = b.errors();
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+
+    let cells = dir.join("data/cells.json");
+    std::fs::write(&cells, read(&cells).replace("112.07", "131.55")).unwrap();
+    b.wait_for(
+        &format!("{BODY_HAS}('131.55')"),
+        "the edited figure appears",
+    );
+    assert_eq!(b.eval("window.__before_edit === undefined"), json!(true));
+    assert_eq!(b.eval(&format!("{BODY_HAS}('112.07')")), json!(false));
+    // The edit is unsealed: the page says so and how to fix it.
+    b.wait_for(
+        "!!document.getElementById('exhibit-unverified') && document.getElementById('exhibit-unverified').innerText.includes('exhibit seal --update')",
+        "the unverified banner",
+    );
+    assert!(read(&server.preview.join("minimal/index.html")).contains("131.55"));
+    assert!(
+        !read(&server.preview.join("minimal/index.html")).contains("__exhibit"),
+        "the reload script is never written into the site"
+    );
+    let errors = b.errors();
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    // ... while `exhibit build` still refuses the same folder.
+    let o = build(&dir, &dir.parent().unwrap().join("site"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cells.json"));
+}
+
+#[test]
+fn a_bad_edit_shows_over_the_last_good_build_and_clears() {
+    let dir = served_campaign();
+    let server = Server::start(&dir);
+    let mut b = Browser::start();
+    b.navigate(&format!("{}/minimal/", server.base));
+    let cells = dir.join("data/cells.json");
+    let good = read(&cells);
+    std::fs::write(&cells, "{\n  \"cells\": [,]\n}\n").unwrap();
+    b.wait_for(
+        "!!document.getElementById('exhibit-error')",
+        "the error overlay",
+    );
+    let overlay = b.eval("document.getElementById('exhibit-error').innerText");
+    let overlay = overlay.as_str().unwrap();
+    assert!(
+        overlay.contains("cells.json:2:"),
+        "names file and position: {overlay}"
+    );
+    // The last good build is still what is served under the overlay.
+    assert_eq!(b.eval(&format!("{BODY_HAS}('112.07')")), json!(true));
+    std::fs::write(&cells, good.replace("112.07", "118.40")).unwrap();
+    b.wait_for(
+        &format!("!document.getElementById('exhibit-error') && {BODY_HAS}('118.40')"),
+        "the fixed build replaces the overlay",
+    );
+    // The server survived all of it.
+    let (code, _, _) = get(&server.addr(), "/");
+    assert_eq!(code, 200);
+}
+
+#[test]
+fn http_serves_only_the_site() {
+    let dir = served_campaign();
+    let server = Server::start(&dir);
+    let addr = server.addr();
+    let (code, h, body) = get(&addr, "/minimal/");
+    assert_eq!(code, 200);
+    assert_eq!(header(&h, "content-type"), Some("text/html; charset=utf-8"));
+    assert!(String::from_utf8_lossy(&body).contains("/__exhibit/live.js"));
+    for (path, kind) in [
+        ("/minimal/data/cells.json", "application/json"),
+        ("/minimal/artifacts/run.log", "text/plain; charset=utf-8"),
+        ("/minimal/SHA256SUMS", "text/plain; charset=utf-8"),
+    ] {
+        let (code, h, _) = get(&addr, path);
+        assert_eq!(
+            (code, header(&h, "content-type")),
+            (200, Some(kind)),
+            "{path}"
+        );
+    }
+    let css = std::fs::read_dir(server.preview.join("assets"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    let (_, h, _) = get(&addr, &format!("/assets/{}", css.to_string_lossy()));
+    assert_eq!(header(&h, "content-type"), Some("text/css; charset=utf-8"));
+
+    // Traversal in every spelling, and a symlink planted in the preview.
+    std::os::unix::fs::symlink("/etc", server.preview.join("minimal/etc")).unwrap();
+    for path in [
+        "/../../../../etc/passwd",
+        "/minimal/../../../../etc/passwd",
+        "/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/minimal/%2E%2E/%2E%2E/etc/passwd",
+        "/..%2f..%2f..%2fetc%2fpasswd",
+        "/minimal%2fdata%2fcells.json",
+        "/minimal/etc/passwd",
+        "/etc/passwd",
+        "//etc/passwd",
+        "/minimal/artifacts/",
+        "/.exhibit-site",
+    ] {
+        let (code, h, body) = get(&addr, path);
+        assert_eq!(code, 404, "{path}");
+        assert!(!String::from_utf8_lossy(&body).contains("root:"), "{path}");
+        assert_eq!(header(&h, "content-type"), Some("text/html; charset=utf-8"));
+        assert!(
+            String::from_utf8_lossy(&body).contains("Not found"),
+            "{path}"
+        );
+    }
+    let (code, h, _) = get(&addr, "/minimal");
+    assert_eq!((code, header(&h, "location")), (301, Some("/minimal/")));
+
+    // HEAD: the headers of a GET, no body.
+    let (code, h, body) = http(
+        &addr,
+        &format!(
+            "HEAD /minimal/data/cells.json HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    assert_eq!(code, 200);
+    assert!(body.is_empty());
+    let len = read(&server.preview.join("minimal/data/cells.json")).len();
+    assert_eq!(header(&h, "content-length"), Some(len.to_string().as_str()));
+    // Conditional GET with the ETag given.
+    let etag = header(&h, "etag").expect("an ETag").to_string();
+    let (code, _, body) = http(
+        &addr,
+        &format!("GET /minimal/data/cells.json HTTP/1.1\r\nHost: {addr}\r\nIf-None-Match: {etag}\r\nConnection: close\r\n\r\n"),
+    );
+    assert_eq!(code, 304);
+    assert!(body.is_empty());
+    let (code, _, _) = http(
+        &addr,
+        &format!("GET /minimal/data/cells.json HTTP/1.1\r\nHost: {addr}\r\nIf-None-Match: \"other\"\r\nConnection: close\r\n\r\n"),
+    );
+    assert_eq!(code, 200);
+    let (code, h, _) = http(
+        &addr,
+        &format!("POST /minimal/ HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+    );
+    assert_eq!((code, header(&h, "allow")), (405, Some("GET, HEAD")));
+}
+
+#[test]
+fn a_busy_port_moves_to_the_next_and_other_addresses_warn() {
+    let dir = served_campaign();
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let mut child = exhibit()
+        .arg("serve")
+        .arg(&dir)
+        .arg("--port")
+        .arg(port.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = lines
+        .find(|l| l.as_ref().unwrap().starts_with("serving"))
+        .unwrap()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(line.contains("http://127.0.0.1:"), "{line}");
+    assert!(
+        !line.contains(&format!(":{port}/")),
+        "took the busy port: {line}"
+    );
+
+    let mut child = exhibit()
+        .arg("serve")
+        .arg(&dir)
+        .arg("--bind")
+        .arg("0.0.0.0")
+        .arg("--port")
+        .arg(free_port().to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
+    let warning = err.next().unwrap().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        warning.starts_with("warning:") && warning.contains("unpublished"),
+        "{warning}"
+    );
+}
