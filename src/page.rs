@@ -148,6 +148,12 @@ impl<'a> Renderer<'a> {
     fn public_events(&self) -> Vec<(Event<'a>, Range<usize>)> {
         let mut events: Vec<(Event<'a>, Range<usize>)> = Vec::new();
         for (e, r) in Parser::new_ext(self.text, options()).into_offset_iter() {
+            // A soft line break is white space inside the text run: a name
+            // wrapped over two lines is still one name.
+            let e = match e {
+                Event::SoftBreak => Event::Text("\n".into()),
+                e => e,
+            };
             if let (Event::Text(t), Some((Event::Text(prev), prev_r))) = (&e, events.last_mut()) {
                 *prev = format!("{prev}{t}").into();
                 prev_r.end = r.end;
@@ -412,11 +418,15 @@ impl<'a> Renderer<'a> {
     /// Would this link target be published as written? A target holding a
     /// private value is dropped, link text kept.
     fn unredacted(&self, dest: &str) -> bool {
-        self.store
-            .redactor
-            .detector
-            .find(dest.as_bytes())
-            .is_empty()
+        // What a browser will make of it: percent-decoded, with the dots
+        // it accepts in host names, and numeric hosts it would resolve.
+        let decoded = percent_encoding::percent_decode_str(dest).decode_utf8_lossy();
+        let dotted = decoded.replace(['\u{3002}', '\u{FF0E}', '\u{FF61}'], ".");
+        let det = &self.store.redactor.detector;
+        [dest, &decoded, &dotted]
+            .iter()
+            .all(|t| det.find(t.as_bytes()).is_empty())
+            && !url_host(&dotted).is_some_and(odd_numeric_host)
     }
 
     /// Check and rewrite a link target; `None` drops the link.
@@ -433,6 +443,10 @@ impl<'a> Renderer<'a> {
                     .then(|| dest.to_string())
                     .filter(|d| self.unredacted(d)));
             }
+        }
+        // An e-mail autolink (`<ops@example.com>`) names no file.
+        if dest.contains('@') && !dest.contains('/') {
+            return Ok(Some(dest.to_string()).filter(|d| self.unredacted(d)));
         }
         if dest.is_empty()
             || dest.starts_with('#')
@@ -471,6 +485,37 @@ impl<'a> Renderer<'a> {
             format!("broken link `{dest}`: no page or file of the campaign has that path"),
         ))
     }
+}
+
+/// The host of an absolute URL (`scheme://[user@]host[:port]/...`).
+fn url_host(url: &str) -> Option<&str> {
+    let rest = &url[url.find("://")? + 3..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    Some(host.rsplit_once(':').map_or(host, |(h, _)| h))
+}
+
+/// `10.5`, `0x0a.0.0.5`, `012.0.0.5`, `167772165`: numbers a browser reads
+/// as an IPv4 address, but not written the usual way, so the detectors
+/// cannot tell where they lead. A link to one is dropped.
+fn odd_numeric_host(host: &str) -> bool {
+    let numeric = !host.is_empty()
+        && host.starts_with(|c: char| c.is_ascii_digit())
+        && host
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() || matches!(c, '.' | 'x' | 'X'));
+    let canonical = {
+        let parts: Vec<&str> = host.split('.').collect();
+        parts.len() == 4
+            && parts.iter().all(|p| {
+                !p.is_empty()
+                    && p.len() <= 3
+                    && p.bytes().all(|b| b.is_ascii_digit())
+                    && (p.len() == 1 || !p.starts_with('0'))
+                    && p.parse::<u16>().is_ok_and(|n| n <= 255)
+            })
+    };
+    numeric && !canonical
 }
 
 fn level_num(l: HeadingLevel) -> u8 {

@@ -168,7 +168,12 @@ fn deny_term(term: &str) -> String {
     format!(
         "(?i:{}{}{})",
         if word(term.chars().next()) { r"\b" } else { "" },
-        regex::escape(term),
+        // Any run of white space between words: a soft line break or a
+        // double space must not let a name through.
+        term.split_whitespace()
+            .map(regex::escape)
+            .collect::<Vec<_>>()
+            .join(r"\s+"),
         if word(term.chars().last()) { r"\b" } else { "" }
     )
 }

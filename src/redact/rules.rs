@@ -163,7 +163,14 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
             );
         }
     } else if let Some(host) = caps.name("fuhost") {
-        if !host.as_bytes().eq_ignore_ascii_case(b"localhost") {
+        let path = &text[host.end()..end];
+        let user_path = [&b"/home/"[..], b"/Users/", b"/root", b"/mnt/"]
+            .iter()
+            .any(|p| path.starts_with(p))
+            || path
+                .get(2..10)
+                .is_some_and(|p| p.eq_ignore_ascii_case(b":/users/"));
+        if !host.as_bytes().eq_ignore_ascii_case(b"localhost") || user_path {
             let end = trim_path_end(text, start, end);
             push(start, end, Category::HostPath, s(start, end));
         }
@@ -171,10 +178,17 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
         || caps.name("wpath").is_some()
         || caps.name("unc").is_some()
     {
-        if caps.name("upath").is_none() && start > 0 && matches!(text[start - 1], b':' | b'\\') {
+        // `\\?\C:\Users\...` (an extended-length path) is still a path.
+        let extended = text[..start].ends_with(br"?\");
+        if caps.name("upath").is_none()
+            && !extended
+            && start > 0
+            && matches!(text[start - 1], b':' | b'\\')
+        {
             return;
         }
         if start > 0
+            && !extended
             && (text[start - 1].is_ascii_alphanumeric() || b"_.~-".contains(&text[start - 1]))
         {
             return;
@@ -213,6 +227,13 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
         let ambiguous = name.ends_with(".local") || name.ends_with(".lan");
         let prev = start.checked_sub(1).map(|i| text[i]);
         let in_url = text[..start].ends_with(b"://") || prev == Some(b'@');
+        // `foo.corp.example.com` is a public name with `corp` inside it.
+        let after = start + name.len();
+        if text.get(after) == Some(&b'.')
+            && text.get(after + 1).is_some_and(u8::is_ascii_alphanumeric)
+        {
+            return;
+        }
         if ambiguous
             && !in_url
             && (continues(text, start + name.len()) || matches!(prev, Some(b'.' | b'/' | b'\\')))

@@ -110,9 +110,36 @@ pub struct Scanned {
     pub hits: Vec<(usize, usize, Hit)>,
 }
 
-/// Scan a file's text; markup is entity-decoded first so `&quot;` hides
-/// nothing. Stops at the first chunk that is not text.
-pub fn scan_reader(det: &Detector, reader: impl Read, markup: bool) -> Result<Scanned> {
+/// How a file's text is read besides as it is: the forms a reader (or a
+/// parser) will see, so nothing hides behind markup or escapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Plain,
+    /// Markdown: also with character references decoded.
+    Markdown,
+    /// HTML, SVG, XML: references decoded, and also the text with the
+    /// tags taken out (`10.0.<em>0</em>.5` reads as an address).
+    Markup,
+    /// JSON and JSONL: also with `\uXXXX` and `\/` escapes decoded.
+    Json,
+}
+
+impl View {
+    pub fn of(path: &Path) -> View {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        match ext.to_ascii_lowercase().as_str() {
+            "html" | "htm" | "xhtml" | "svg" | "xml" => View::Markup,
+            "md" | "markdown" => View::Markdown,
+            "json" | "jsonl" => View::Json,
+            _ => View::Plain,
+        }
+    }
+}
+
+/// Scan a file's text in every [`View`] of it. Stops at the first chunk
+/// that is not text. Positions are those of the first view; a value seen
+/// only in a later one is reported once, at its line.
+pub fn scan_reader(det: &Detector, reader: impl Read, view: View) -> Result<Scanned> {
     let mut out = Scanned::default();
     let mut line = 1;
     for_each_chunk(reader, |chunk| {
@@ -121,44 +148,142 @@ pub fn scan_reader(det: &Detector, reader: impl Read, markup: bool) -> Result<Sc
             return Ok(());
         }
         let text = std::str::from_utf8(chunk).unwrap_or_default();
-        let text = if markup {
-            decode_entities(text)
-        } else {
-            Cow::Borrowed(text)
+        let views: Vec<Cow<'_, str>> = match view {
+            View::Plain => vec![Cow::Borrowed(text)],
+            View::Markdown => vec![decode_entities(text)],
+            View::Markup => {
+                let decoded = decode_entities(text);
+                let stripped = Cow::Owned(decode_entities(&strip_tags(text)).into_owned());
+                vec![decoded, stripped]
+            }
+            View::Json => vec![Cow::Borrowed(text), decode_json_escapes(text)],
         };
-        let bytes = text.as_bytes();
-        let mut at = 0;
-        let mut line_start = 0;
-        for h in det.find(bytes) {
-            for (i, &b) in bytes[at..h.start].iter().enumerate() {
-                if b == b'\n' {
-                    line += 1;
-                    line_start = at + i + 1;
+        let first = out.hits.len();
+        for (n, v) in views.iter().enumerate() {
+            if n > 0 && *v == views[0] {
+                continue;
+            }
+            for (l, c, h) in locate(v.as_bytes(), det.find(v.as_bytes()), line) {
+                let seen = out.hits[first..]
+                    .iter()
+                    .any(|(sl, _, sh)| *sl == l && sh.key == h.key);
+                if !seen {
+                    out.hits.push((l, c, h));
                 }
             }
-            at = h.start;
-            let column = String::from_utf8_lossy(&bytes[line_start..h.start])
-                .chars()
-                .count()
-                + 1;
-            out.hits.push((line, column, h));
         }
-        line += bytes[at..].iter().filter(|&&b| b == b'\n').count();
+        out.hits[first..].sort_by_key(|(l, c, _)| (*l, *c));
+        line += chunk.iter().filter(|&&b| b == b'\n').count();
         Ok(())
     })?;
     Ok(out)
 }
 
+/// Line and column (1-based, in characters) of each hit; `line` is the
+/// line the text starts on.
+fn locate(bytes: &[u8], hits: Vec<Hit>, mut line: usize) -> Vec<(usize, usize, Hit)> {
+    let mut out = Vec::with_capacity(hits.len());
+    let (mut at, mut line_start) = (0, 0);
+    for h in hits {
+        for (i, &b) in bytes[at..h.start].iter().enumerate() {
+            if b == b'\n' {
+                line += 1;
+                line_start = at + i + 1;
+            }
+        }
+        at = h.start;
+        let column = String::from_utf8_lossy(&bytes[line_start..h.start])
+            .chars()
+            .count()
+            + 1;
+        out.push((line, column, h));
+    }
+    out
+}
+
 pub fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
     let f = std::fs::File::open(path)
         .map_err(|e| anyhow::anyhow!("failed to open `{}`: {e}", path.display()))?;
-    scan_reader(det, f, is_markup(path))
+    scan_reader(det, f, View::of(path))
         .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))
 }
 
-fn is_markup(path: &Path) -> bool {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    ["html", "htm", "xhtml", "svg", "xml"].contains(&ext.to_ascii_lowercase().as_str())
+/// Inline elements whose tags a reader does not see as a break.
+const INLINE: &[&str] = &[
+    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "del", "dfn", "em", "i", "ins", "kbd",
+    "mark", "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "tspan", "u", "var",
+    "wbr",
+];
+
+/// The text of markup with its tags taken out: inline tags vanish, other
+/// tags leave a space; line breaks inside tags are kept, so lines still
+/// match the file. A view for scanning only, never output.
+pub fn strip_tags(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('<') {
+        out.push_str(&rest[..i]);
+        let Some(j) = rest[i..].find('>') else {
+            out.push_str(&rest[i..]);
+            return out;
+        };
+        let tag = &rest[i + 1..i + j];
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if !INLINE.contains(&name.as_str()) {
+            out.push(' ');
+        }
+        out.extend(tag.chars().filter(|&c| c == '\n'));
+        rest = &rest[i + j + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// JSON string escapes a parser will turn back into text: `\uXXXX` and
+/// `\/`. A decoded line break becomes a space.
+pub fn decode_json_escapes(s: &str) -> Cow<'_, str> {
+    if !s.contains('\\') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('/') => {
+                chars.next();
+                out.push('/');
+            }
+            Some('u') => {
+                let hex: String = chars.clone().skip(1).take(4).collect();
+                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    Some(d) if hex.len() == 4 => {
+                        for _ in 0..5 {
+                            chars.next();
+                        }
+                        out.push(if d == '\n' || d == '\r' { ' ' } else { d });
+                    }
+                    _ => out.push(c),
+                }
+            }
+            Some(&n) => {
+                // Keep other escapes (`\\`, `\n`) as they are.
+                chars.next();
+                out.push(c);
+                out.push(n);
+            }
+            None => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Decode the character references a page may hide text behind. A decoded

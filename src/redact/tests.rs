@@ -21,6 +21,8 @@ const LEAKS: &[(&str, &str, Category)] = &[
     ("db.corp backup", "db.corp", Category::Endpoint),
     ("nas.lan backup", "nas.lan", Category::Endpoint),
     ("share http://nas.lan/share", "nas.lan", Category::Endpoint),
+    ("open file://localhost/home/fuser/x", "fuser", Category::HostPath),
+    (r"long \\?\C:\Users\fuser3\x", "fuser3", Category::HostPath),
     ("ask http://inference.", "inference", Category::Endpoint),
     ("ask http://inference, then", "inference", Category::Endpoint),
     ("mirror https://u:pw1@box.local:8443/x", "box.local:8443", Category::Endpoint),
@@ -75,6 +77,7 @@ const NEAR_MISSES: &[&str] = &[
     "kernel 6.6.87.2-microsoft-standard-WSL2",
     "see https://huggingface.co/zai-org/GLM-4.7-Flash",
     "docs at https://docs.vllm.ai. and http://example.com, too",
+    "mirror foo.corp.example.com and api.internal.example.com",
     "public 8.8.8.8 and docs 192.0.2.10 and 203.0.113.5",
     "loopback http://127.0.0.1:8000 and http://localhost:8080 and 0.0.0.0:8000",
     "ipv6 loopback ::1 and 2001:db8::1",
@@ -176,6 +179,23 @@ fn json_values_and_keys() {
         serde_json::json!({"host": "[private-endpoint-2]", "[private-endpoint-1]": ["[host-path-1]"]})
     );
     assert_eq!(describe(&counts), "2 private-endpoint, 1 host-path");
+}
+
+#[test]
+fn deny_terms_match_across_any_white_space() {
+    let policy = Policy {
+        deny: vec!["Mallory Quinn".into()],
+        ..Default::default()
+    };
+    let r = Redactor::new(Detector::new([&policy]).unwrap());
+    for text in [
+        "Mallory\nQuinn",
+        "Mallory  Quinn",
+        "mallory\u{a0}quinn",
+        "MALLORY QUINN",
+    ] {
+        assert!(r.redact(text).starts_with("[redacted-"), "{text:?}");
+    }
 }
 
 #[test]

@@ -503,3 +503,90 @@ fn sample_campaign_builds_clean_with_its_planted_values_redacted() {
         assert!(manifest.contains(counted), "{counted} not shown");
     }
 }
+
+/// A copy of the minimal fixture with `extra` appended to its main page,
+/// `policy` as its redaction policy, and `files` added; sealed.
+fn minimal_with(extra: &str, policy: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = fixture("minimal");
+    let page = dir.join("index.md");
+    std::fs::write(&page, format!("{}\n{extra}\n", read(&page))).unwrap();
+    let meta = dir.join("campaign.json");
+    let text = read(&meta).replacen(
+        "\"pages\"",
+        &format!("\"redaction\": {policy},\n  \"pages\""),
+        1,
+    );
+    std::fs::write(&meta, text).unwrap();
+    for (name, body) in files {
+        std::fs::write(dir.join(name), body).unwrap();
+    }
+    seal(&dir);
+    dir
+}
+
+#[test]
+fn disguised_values_are_redacted_or_their_links_dropped() {
+    let dir = minimal_with(
+        "Run by Mallory\nQuinn, Mallory  Quinn and MALLORY QUINN.\n\n\
+         Paths file://localhost/home/fuser/x and \\\\?\\C:\\Users\\fuser3\\x.\n\n\
+         Links [a](http://10.5/), [b](http://0x0a.0.0.5/), [c](http://167772165/),\n\
+         [d](http://%31%30.0.0.17/x), [e](http://gpu-node%2einternal/),\n\
+         [f](http://10\u{3002}0\u{3002}0\u{3002}76/) and mail <ops@example.com>;\n\
+         public [g](https://8.8.8.8/) stays.\n",
+        r#"{"deny": ["Mallory Quinn"]}"#,
+        &[],
+    );
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let main = read(&out.join("minimal/index.html"));
+    for gone in [
+        "Mallory",
+        "fuser",
+        "fuser3",
+        "10.5/",
+        "0x0a",
+        "167772165",
+        "%31%30",
+        "%2einternal",
+        "%E3%80%82",
+    ] {
+        assert!(
+            !main.to_lowercase().contains(&gone.to_lowercase()),
+            "{gone} survived"
+        );
+    }
+    assert!(
+        main.contains("href=\"mailto:ops@example.com\""),
+        "mail autolink kept"
+    );
+    assert!(
+        main.contains("href=\"https://8.8.8.8/\""),
+        "public link kept"
+    );
+}
+
+#[test]
+fn values_hidden_by_markup_or_escapes_fail_closed() {
+    let dir = minimal_with(
+        "Split by emphasis: 10.0.*0*.9 here.\n\nEntity in the copy: 10&#46;0.0.5 there.\n",
+        "{}",
+        &[("data/escaped.json", "{\"host\": \"10\\u002e0.0.41\"}\n")],
+    );
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    for at in [
+        "minimal/index.html:",
+        "minimal/index.md:",
+        "minimal/data/escaped.json:1:",
+    ] {
+        assert!(err.contains(at), "{at} not named: {err}");
+    }
+    assert!(
+        !err.contains("10.0.0.41") && !err.contains("10.0.0.9"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
