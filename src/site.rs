@@ -306,23 +306,32 @@ fn render_pages(
     theme: &Theme,
 ) -> Result<Rendered> {
     let store = DataStore::new(e, r, p);
+    // Pages are independent: render them on every core, in page order.
     let pages: Vec<Page> = (0..c.meta.pages.len())
+        .into_par_iter()
         .map(|i| page::render(c, e, &store, i))
+        .collect::<Vec<_>>()
+        .into_iter()
+        // The first failing page in order, whatever thread finished first.
         .collect::<Result<_>>()?;
 
-    let mut generated = Vec::new();
-    for p in &pages {
-        let mut ctx = base_context(c, &p.output, &p.title, theme);
-        ctx.insert("content", &p.html);
-        ctx.insert(
-            "toc",
-            &p.toc.iter().filter(|h| h.level >= 2).collect::<Vec<_>>(),
-        );
-        generated.push((
-            p.output.clone(),
-            theme.render("page.html", &ctx)?.into_bytes(),
-        ));
-    }
+    let mut generated = pages
+        .par_iter()
+        .map(|p| {
+            let mut ctx = base_context(c, &p.output, &p.title, theme);
+            ctx.insert("content", &p.html);
+            ctx.insert(
+                "toc",
+                &p.toc.iter().filter(|h| h.level >= 2).collect::<Vec<_>>(),
+            );
+            Ok((
+                p.output.clone(),
+                theme.render("page.html", &ctx)?.into_bytes(),
+            ))
+        })
+        .collect::<Vec<Result<_>>>()
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?;
 
     let mut seen = BTreeSet::new();
     let ledger: Vec<LedgerEntry> = pages

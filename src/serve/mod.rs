@@ -73,7 +73,7 @@ const QUIET: Duration = Duration::from_millis(15);
 const MAX_WAIT: Duration = Duration::from_millis(250);
 
 pub fn serve(opts: &ServeOptions) -> Result<()> {
-    let out = std::env::temp_dir().join(format!("exhibit-serve-{}", std::process::id()));
+    let out = preview_base().join(format!("exhibit-serve-{}", std::process::id()));
     if out.exists() {
         crate::fsx::remove_dir_all(&out)?;
     }
@@ -182,6 +182,18 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
             }
         }
     }
+}
+
+/// Where the preview is written: memory-backed where the system has it
+/// (`$XDG_RUNTIME_DIR`, `/dev/shm`), since a rebuild rewrites every file.
+fn preview_base() -> PathBuf {
+    let writable =
+        |p: &Path| p.is_dir() && std::fs::metadata(p).is_ok_and(|m| !m.permissions().readonly());
+    std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| writable(p))
+        .or_else(|| Some(PathBuf::from("/dev/shm")).filter(|p| writable(p)))
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 /// Editor droppings and exhibit's own staging folders do not count as edits.

@@ -131,9 +131,19 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// A child process killed when dropped, even by a panic mid-setup.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Headless Chromium with one page, driven over the DevTools protocol.
 struct Browser {
-    child: Child,
+    _child: Killed,
     ws: tungstenite::WebSocket<TcpStream>,
     next_id: u64,
     events: Vec<Value>,
@@ -144,27 +154,29 @@ impl Browser {
     fn start() -> Browser {
         let bin = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".into());
         let profile = scratch("chromium-profile");
-        let child = Command::new(&bin)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--remote-debugging-port=0",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .arg("about:blank")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
+        let child = Killed(
+            Command::new(&bin)
+                .args([
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--remote-debugging-port=0",
+                ])
+                .arg(format!("--user-data-dir={}", profile.display()))
+                .arg("about:blank")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| {
+                    panic!(
                     "cannot start `{bin}` ({e}): install chromium (.ci/run does) or set CHROMIUM"
                 )
-            });
+                }),
+        );
         let active = profile.join("DevToolsActivePort");
         let deadline = Instant::now() + Duration::from_secs(30);
         let port = loop {
@@ -196,7 +208,7 @@ impl Browser {
             .unwrap();
         let (ws, _) = tungstenite::client(ws_url.as_str(), stream).expect("DevTools handshake");
         let mut b = Browser {
-            child,
+            _child: child,
             ws,
             next_id: 0,
             events: Vec::new(),
@@ -284,13 +296,6 @@ impl Browser {
             })
             .map(|e| e.to_string())
             .collect()
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
