@@ -222,7 +222,7 @@ pub fn inject(html: &str, status: &Status) -> String {
             .map(|u| format!("<li><code>{}</code></li>", crate::html::escape(u)))
             .collect();
         top.push_str(&format!(
-            "<div id=\"exhibit-unverified\" role=\"status\" style=\"background:#fff3cd;color:#3d2c00;border-bottom:2px solid #c99a00;padding:.6rem 1rem;font:15px/1.45 system-ui,sans-serif\"><strong>Preview: unverified.</strong> {} from the manifest, shown as they are now. <code>exhibit build</code> refuses them until you run <code>exhibit seal --update</code> on the campaign.<ul style=\"margin:.3rem 0 0;padding-left:1.4rem\">{list}</ul></div>",
+            "<div id=\"exhibit-unverified\" role=\"status\" style=\"background:#fff3cd;color:#3d2c00;border-bottom:2px solid #c99a00;padding:.6rem 1rem;font:15px/1.45 system-ui,sans-serif\"><strong>Preview: unverified.</strong> {} from the manifest, shown as they are now. <code>exhibit build</code> refuses unsealed files until you run <code>exhibit seal --update</code> on the campaign.<ul style=\"margin:.3rem 0 0;padding-left:1.4rem\">{list}</ul></div>",
             match status.unverified.len() {
                 1 => "1 file differs".to_string(),
                 n => format!("{} differ", super::files(n)),

@@ -218,7 +218,7 @@ fn report_build(report: &site::BuildReport, took: Duration) {
     );
     if !report.unverified.is_empty() {
         println!(
-            "preview only: {} differing from the manifest (`exhibit build` refuses them until `exhibit seal --update`):",
+            "preview only: {} differing from the manifest (`exhibit build` refuses unsealed files until `exhibit seal --update`):",
             files(report.unverified.len())
         );
         for u in &report.unverified {
