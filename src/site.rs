@@ -48,7 +48,21 @@ pub fn verify_campaign(c: &Campaign) -> Result<Evidence> {
     evidence::verify(&c.dir, m, &[name.as_str()])
 }
 
+/// Pages rendered by earlier preview builds, reused when nothing they
+/// depend on changed (see [`page_fingerprint`]).
+#[derive(Default)]
+pub struct PageCache {
+    pages: std::collections::HashMap<(String, usize), (String, Page)>,
+    /// Pages rendered afresh by the last build (the others were reused).
+    pub rendered: usize,
+}
+
 pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
+    build_with(opts, &mut PageCache::default())
+}
+
+/// [`build`], reusing pages from `cache` where their inputs are unchanged.
+pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildReport> {
     let out_abs = absolute(&opts.out)?;
     let root_abs = crate::fsx::canonicalize(&opts.root)
         .map_err(|_| anyhow::anyhow!("campaign folder `{}` does not exist", opts.root.display()))?;
@@ -117,7 +131,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
         .iter()
         .zip(&evidences)
         .zip(&publics)
-        .map(|((c, e), p)| render_pages(c, e, p, &redactor, &theme))
+        .map(|((c, e), p)| render_pages(c, e, p, &redactor, &theme, cache))
         .collect::<Result<Vec<_>>>()?;
     let index = render_index(&campaigns, &evidences, &theme)?;
 
@@ -304,16 +318,35 @@ fn render_pages(
     p: &Public,
     r: &Redactor,
     theme: &Theme,
+    cache: &mut PageCache,
 ) -> Result<Rendered> {
     let store = DataStore::new(e, r, p);
-    // Pages are independent: render them on every core, in page order.
-    let pages: Vec<Page> = (0..c.meta.pages.len())
+    let shared = shared_inputs(c, e, r);
+    // Pages are independent: render them on every core, in page order,
+    // unless an earlier build rendered one from the same inputs.
+    let fresh: Vec<(String, Option<Page>)> = (0..c.meta.pages.len())
         .into_par_iter()
-        .map(|i| page::render(c, e, &store, i))
-        .collect::<Vec<_>>()
+        .map(|i| {
+            let fp = page_fingerprint(c, e, &shared, i);
+            match cache.pages.get(&(c.meta.id.clone(), i)) {
+                Some((old, page)) if *old == fp => Ok((fp, Some(page.clone()))),
+                _ => page::render(c, e, &store, i).map(|p| (fp, Some(p))),
+            }
+        })
+        .collect::<Vec<Result<_>>>()
         .into_iter()
         // The first failing page in order, whatever thread finished first.
         .collect::<Result<_>>()?;
+    let mut pages = Vec::with_capacity(fresh.len());
+    for (i, (fp, page)) in fresh.into_iter().enumerate() {
+        let page = page.expect("every page is rendered or reused");
+        let key = (c.meta.id.clone(), i);
+        if cache.pages.get(&key).is_none_or(|(old, _)| *old != fp) {
+            cache.rendered += 1;
+        }
+        cache.pages.insert(key, (fp, page.clone()));
+        pages.push(page);
+    }
 
     let mut generated = pages
         .par_iter()
@@ -352,6 +385,33 @@ fn render_pages(
         blocks: pages.into_iter().flat_map(|p| p.blocks).collect(),
         ledger,
     })
+}
+
+/// What every page of a campaign reads besides its own Markdown: the
+/// campaign's metadata, every file that is not a page (data, artifacts),
+/// and the placeholder numbering.
+fn shared_inputs(c: &Campaign, e: &Evidence, r: &Redactor) -> String {
+    let pages: BTreeSet<&str> = c.meta.pages.iter().map(|p| p.file.as_str()).collect();
+    let mut text = format!("{}\n{}\n", c.meta_sha256, r.digest());
+    for f in e.files.iter().filter(|f| !pages.contains(f.path.as_str())) {
+        text.push_str(&format!(
+            "{}\0{}\0{}\n",
+            f.path,
+            f.verdict.as_str(),
+            f.expected_sha256.as_deref().unwrap_or("")
+        ));
+    }
+    crate::hash::sha256_bytes(text.as_bytes())
+}
+
+/// A page's inputs: its index and Markdown, and what all pages share. Two
+/// builds with the same fingerprint render the page identically.
+fn page_fingerprint(c: &Campaign, e: &Evidence, shared: &str, i: usize) -> String {
+    let file = &c.meta.pages[i].file;
+    format!(
+        "{shared}:{i}:{file}:{}",
+        e.verified_sha256(file).unwrap_or("")
+    )
 }
 
 #[derive(Serialize)]

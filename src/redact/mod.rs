@@ -203,6 +203,19 @@ impl Redactor {
         }
     }
 
+    /// A digest of the numbering so far: two builds with the same digest
+    /// give every value the same placeholder.
+    pub fn digest(&self) -> String {
+        let t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let mut entries: Vec<(&(Category, String), &usize)> = t.ids.iter().collect();
+        entries.sort();
+        let mut text = String::new();
+        for ((c, key), id) in entries {
+            text.push_str(&format!("{}\0{key}\0{id}\n", c.as_str()));
+        }
+        crate::hash::sha256_bytes(text.as_bytes())
+    }
+
     /// Number the values of `hits` not seen before, in order.
     pub fn register(&self, hits: &[Hit]) {
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());

@@ -85,7 +85,8 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     };
     // The first build must work: there is nothing to fall back on.
     let started = Instant::now();
-    let first = site::build(&build_opts)?;
+    let mut cache = site::PageCache::default();
+    let first = site::build_with(&build_opts, &mut cache)?;
     let site_dir = out.canonicalize().context("the preview folder vanished")?;
     let shared = Arc::new(Shared {
         status: Mutex::new(Status {
@@ -97,6 +98,26 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
         changed: Condvar::new(),
     });
     report_build(&first, started.elapsed());
+
+    // Watch before announcing the address: an edit made as soon as the
+    // server says it is up must not be missed.
+    let (tx, rx) = mpsc::channel();
+    let mut watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+        if let Ok(ev) = ev {
+            if !matches!(ev.kind, notify::EventKind::Access(_)) {
+                let _ = tx.send(ev.paths);
+            }
+        }
+    })
+    .context("cannot watch for changes")?;
+    watcher
+        .watch(&opts.root, RecursiveMode::Recursive)
+        .with_context(|| format!("cannot watch `{}`", opts.root.display()))?;
+    if let Some(theme) = &opts.theme {
+        watcher
+            .watch(theme, RecursiveMode::Recursive)
+            .with_context(|| format!("cannot watch `{}`", theme.display()))?;
+    }
 
     let (server, port) = bind(opts.bind, opts.port)?;
     let url = match opts.bind {
@@ -128,24 +149,6 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
         });
     }
 
-    let (tx, rx) = mpsc::channel();
-    let mut watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        if let Ok(ev) = ev {
-            if !matches!(ev.kind, notify::EventKind::Access(_)) {
-                let _ = tx.send(ev.paths);
-            }
-        }
-    })
-    .context("cannot watch for changes")?;
-    watcher
-        .watch(&opts.root, RecursiveMode::Recursive)
-        .with_context(|| format!("cannot watch `{}`", opts.root.display()))?;
-    if let Some(theme) = &opts.theme {
-        watcher
-            .watch(theme, RecursiveMode::Recursive)
-            .with_context(|| format!("cannot watch `{}`", theme.display()))?;
-    }
-
     loop {
         let Ok(first_paths) = rx.recv() else {
             anyhow::bail!("the file watcher stopped");
@@ -166,9 +169,11 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
             continue;
         }
         let started = Instant::now();
-        match site::build(&build_opts) {
+        cache.rendered = 0;
+        match site::build_with(&build_opts, &mut cache) {
             Ok(report) => {
                 report_build(&report, started.elapsed());
+                println!("  ({} rendered, the others reused)", cache.rendered);
                 shared.update(|s| {
                     s.error = None;
                     s.unverified = report.unverified;
