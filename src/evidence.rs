@@ -304,9 +304,41 @@ fn unsafe_reason(path: &str, manifest_name: &str) -> Option<&'static str> {
 }
 
 /// Hash a file and make sure it did not change while being read.
+/// A file's identity for reusing its hash: size, modification and change
+/// times, inode. Any write moves the change time.
+type Stamp = (u64, Option<std::time::SystemTime>, i64, i64, u64);
+
+fn stamp(p: &Path) -> std::io::Result<Stamp> {
+    let m = std::fs::metadata(p)?;
+    #[cfg(unix)]
+    let (ctime, ctime_ns, ino) = {
+        use std::os::unix::fs::MetadataExt;
+        (m.ctime(), m.ctime_nsec(), m.ino())
+    };
+    #[cfg(not(unix))]
+    let (ctime, ctime_ns, ino) = (0, 0, 0);
+    Ok((m.len(), m.modified().ok(), ctime, ctime_ns, ino))
+}
+
+/// Hashes kept between builds in one process (`exhibit serve`), so an edit
+/// rehashes only the files it touched. Off unless [`reuse_hashes`] is called.
+static HASHES: std::sync::OnceLock<std::sync::Mutex<BTreeMap<PathBuf, (Stamp, String)>>> =
+    std::sync::OnceLock::new();
+
+/// Keep file hashes between builds of this process, keyed by path and
+/// [`Stamp`]; for the preview server, which rebuilds after every save.
+pub fn reuse_hashes() {
+    HASHES.get_or_init(Default::default);
+}
+
 fn hash_stable(path: &Path, progress: &Progress) -> Result<(String, u64), String> {
-    let stamp = |p: &Path| std::fs::metadata(p).map(|m| (m.len(), m.modified().ok()));
     let before = stamp(path).map_err(io_reason)?;
+    if let Some(cache) = HASHES.get() {
+        let known = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((s, sha)) = known.get(path).filter(|(s, _)| *s == before) {
+            return Ok((sha.clone(), s.0));
+        }
+    }
     let (sha, bytes) = {
         let file = std::fs::File::open(path).map_err(io_reason)?;
         let mut reader = progress.wrap(file);
@@ -315,6 +347,10 @@ fn hash_stable(path: &Path, progress: &Progress) -> Result<(String, u64), String
     let after = stamp(path).map_err(io_reason)?;
     if before != after || before.0 != bytes {
         return Err("changed while being read".into());
+    }
+    if let Some(cache) = HASHES.get() {
+        let mut known = cache.lock().unwrap_or_else(|e| e.into_inner());
+        known.insert(path.to_path_buf(), (before, sha.clone()));
     }
     Ok((sha, bytes))
 }

@@ -56,6 +56,33 @@ fn order(c: &Campaign, e: &Evidence) -> Vec<String> {
     files
 }
 
+/// Scans kept between builds in one process (`exhibit serve`), by
+/// detector and file hash; off unless [`reuse_scans`] is called.
+type ScanCache = std::collections::HashMap<(String, String), scan::Scanned>;
+static SCANS: std::sync::OnceLock<std::sync::Mutex<ScanCache>> = std::sync::OnceLock::new();
+
+/// Keep input scans between builds of this process: a file whose verified
+/// hash is unchanged is not scanned again by the same detector.
+pub fn reuse_scans() {
+    SCANS.get_or_init(Default::default);
+}
+
+fn scan_input(r: &Redactor, path: &Path, sha256: Option<&str>) -> Result<scan::Scanned> {
+    let (Some(cache), Some(sha)) = (SCANS.get(), sha256) else {
+        return scan::scan_file(&r.detector, path);
+    };
+    let key = (r.detector.fingerprint(), sha.to_string());
+    if let Some(s) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(s.clone());
+    }
+    let scanned = scan::scan_file(&r.detector, path)?;
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, scanned.clone());
+    Ok(scanned)
+}
+
 /// Scan every file of every campaign and number what was found.
 /// Sets each campaign's `public` metadata.
 pub fn prepare(
@@ -79,7 +106,7 @@ pub fn prepare(
                     hits: Vec::new(),
                 });
             }
-            scan::scan_file(&r.detector, &cs[*i].path(f))
+            scan_input(r, &cs[*i].path(f), evidences[*i].verified_sha256(f))
         })
         .collect();
     let mut publics: Vec<Public> = cs.iter().map(|_| Public::default()).collect();

@@ -91,6 +91,17 @@ pub struct Detector {
 }
 
 impl Detector {
+    /// What decides this detector's findings besides the built-in rules:
+    /// two detectors with the same fingerprint find the same values.
+    pub fn fingerprint(&self) -> String {
+        let mut allow: Vec<&String> = self.allow.iter().collect();
+        allow.sort();
+        format!(
+            "{}\0{allow:?}",
+            self.policy.as_ref().map_or("", |r| r.as_str())
+        )
+    }
+
     /// Built-in rules only.
     pub fn builtin() -> Self {
         Detector {

@@ -103,7 +103,7 @@ pub struct Finding {
 }
 
 /// What scanning one file found.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Scanned {
     pub binary: bool,
     /// (line, column, hit) in file order.

@@ -85,6 +85,10 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     };
     // The first build must work: there is nothing to fall back on.
     let started = Instant::now();
+    // Between rebuilds, unchanged files keep their hashes and unchanged
+    // pages their rendering.
+    crate::evidence::reuse_hashes();
+    crate::public::reuse_scans();
     let mut cache = site::PageCache::default();
     let first = site::build_with(&build_opts, &mut cache)?;
     let site_dir = out.canonicalize().context("the preview folder vanished")?;
