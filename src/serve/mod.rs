@@ -73,7 +73,9 @@ const QUIET: Duration = Duration::from_millis(15);
 const MAX_WAIT: Duration = Duration::from_millis(250);
 
 pub fn serve(opts: &ServeOptions) -> Result<()> {
-    let out = preview_base().join(format!("exhibit-serve-{}", std::process::id()));
+    let base = preview_base();
+    remove_stale_previews(&base);
+    let out = base.join(format!("exhibit-serve-{}", std::process::id()));
     if out.exists() {
         crate::fsx::remove_dir_all(&out)?;
     }
@@ -203,6 +205,27 @@ fn preview_base() -> PathBuf {
         .filter(|p| writable(p))
         .or_else(|| Some(PathBuf::from("/dev/shm")).filter(|p| writable(p)))
         .unwrap_or_else(std::env::temp_dir)
+}
+
+/// Preview folders of servers that are gone (stopped with Ctrl-C): their
+/// name carries the process id, and only folders exhibit wrote are removed.
+fn remove_stale_previews(base: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("exhibit-serve-") else {
+            continue;
+        };
+        let alive = Path::new("/proc").join(pid).exists();
+        if !alive && pid.parse::<u32>().is_ok() && e.path().join(site::MARKER).is_file() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// Editor droppings and exhibit's own staging folders do not count as edits.
