@@ -324,19 +324,29 @@ fn render_pages(
     let shared = shared_inputs(c, e, r);
     // Pages are independent: render them on every core, in page order,
     // unless an earlier build rendered one from the same inputs.
-    let fresh: Vec<(String, Option<Page>)> = (0..c.meta.pages.len())
+    let render = |store: &DataStore, i: usize| {
+        let fp = page_fingerprint(c, e, &shared, i);
+        match cache.pages.get(&(c.meta.id.clone(), i)) {
+            Some((old, page)) if *old == fp => Ok((fp, Some(page.clone()))),
+            _ => page::render(c, e, store, i).map(|p| (fp, Some(p))),
+        }
+    };
+    let numbered = r.snapshot();
+    let mut fresh: Vec<Result<(String, Option<Page>)>> = (0..c.meta.pages.len())
         .into_par_iter()
-        .map(|i| {
-            let fp = page_fingerprint(c, e, &shared, i);
-            match cache.pages.get(&(c.meta.id.clone(), i)) {
-                Some((old, page)) if *old == fp => Ok((fp, Some(page.clone()))),
-                _ => page::render(c, e, &store, i).map(|p| (fp, Some(p))),
-            }
-        })
-        .collect::<Vec<Result<_>>>()
-        .into_iter()
-        // The first failing page in order, whatever thread finished first.
-        .collect::<Result<_>>()?;
+        .map(|i| render(&store, i))
+        .collect();
+    if r.grew_since(&numbered) {
+        // A page met a value no input held as such (a data value read
+        // differently from its file, or one put together from fields):
+        // number such values in page order, not in the order threads
+        // happened to reach them, with data read afresh.
+        r.restore(numbered);
+        let store = DataStore::new(e, r, p);
+        fresh = (0..c.meta.pages.len()).map(|i| render(&store, i)).collect();
+    }
+    // The first failing page in order, whatever thread finished first.
+    let fresh: Vec<(String, Option<Page>)> = fresh.into_iter().collect::<Result<_>>()?;
     let mut pages = Vec::with_capacity(fresh.len());
     for (i, (fp, page)) in fresh.into_iter().enumerate() {
         let page = page.expect("every page is rendered or reused");

@@ -194,8 +194,8 @@ pub fn check_pattern(p: &str) -> Result<(), String> {
     Regex::new(p).map(|_| ()).map_err(|e| e.to_string())
 }
 
-#[derive(Default)]
-struct Table {
+#[derive(Clone, Default)]
+pub struct Table {
     ids: HashMap<(Category, String), usize>,
     next: BTreeMap<Category, usize>,
 }
@@ -212,6 +212,25 @@ impl Redactor {
             detector,
             table: Mutex::new(Table::default()),
         }
+    }
+
+    /// The numbering so far, to go back to with [`Redactor::restore`].
+    pub fn snapshot(&self) -> Table {
+        self.table.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn restore(&self, t: Table) {
+        *self.table.lock().unwrap_or_else(|e| e.into_inner()) = t;
+    }
+
+    /// Values numbered since `t` was taken.
+    pub fn grew_since(&self, t: &Table) -> bool {
+        self.table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .ids
+            .len()
+            != t.ids.len()
     }
 
     /// A digest of the numbering so far: two builds with the same digest

@@ -7,6 +7,7 @@ mod bad_input;
 mod build;
 mod format_doc;
 mod redact;
+mod scale;
 mod serve;
 mod tamper;
 
