@@ -134,6 +134,8 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         .map(|((c, e), p)| render_pages(c, e, p, &redactor, &theme, cache))
         .collect::<Result<Vec<_>>>()?;
     let index = render_index(&campaigns, &evidences, &theme)?;
+    // Copies and the rescan also look for secrets the pages met by key.
+    let redactor = redactor.with_known_secrets()?;
 
     let staging = sibling(&opts.out, "exhibit-staging")?;
     if staging.exists() {

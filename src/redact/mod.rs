@@ -88,6 +88,9 @@ pub fn describe(counts: &Counts) -> String {
 pub struct Detector {
     policy: Option<Regex>,
     allow: HashSet<String>,
+    /// Secrets already found elsewhere in the build (a value read from a
+    /// secret-named field), matched wherever they appear again.
+    known: Option<Regex>,
 }
 
 impl Detector {
@@ -97,8 +100,9 @@ impl Detector {
         let mut allow: Vec<&String> = self.allow.iter().collect();
         allow.sort();
         format!(
-            "{}\0{allow:?}",
-            self.policy.as_ref().map_or("", |r| r.as_str())
+            "{}\0{}\0{allow:?}",
+            self.policy.as_ref().map_or("", |r| r.as_str()),
+            self.known.as_ref().map_or("", |r| r.as_str())
         )
     }
 
@@ -107,6 +111,7 @@ impl Detector {
         Detector {
             policy: None,
             allow: HashSet::new(),
+            known: None,
         }
     }
 
@@ -136,7 +141,11 @@ impl Detector {
                     .build()?,
             )
         };
-        Ok(Detector { policy, allow })
+        Ok(Detector {
+            policy,
+            allow,
+            known: None,
+        })
     }
 
     /// Every finding in `text`, in order, overlaps resolved (the earlier,
@@ -153,6 +162,18 @@ impl Detector {
                     key: String::from_utf8_lossy(m.as_bytes()).to_lowercase(),
                 });
             }
+        }
+        if let Some(re) = &self.known {
+            for m in re.find_iter(text) {
+                hits.push(Hit {
+                    start: m.start(),
+                    end: m.end(),
+                    category: Category::Credential,
+                    key: String::from_utf8_lossy(m.as_bytes()).into_owned(),
+                });
+            }
+        }
+        if self.policy.is_some() || self.known.is_some() {
             hits.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end)));
         }
         let mut kept: Vec<Hit> = Vec::with_capacity(hits.len());
@@ -212,6 +233,31 @@ impl Redactor {
             detector,
             table: Mutex::new(Table::default()),
         }
+    }
+
+    /// The same redactor, whose detector also finds every credential it
+    /// has numbered so far wherever it appears: a secret read from a
+    /// secret-named field is caught in copies and the rescan too, where no
+    /// key stands beside it.
+    pub fn with_known_secrets(mut self) -> Result<Self> {
+        let mut secrets: Vec<String> = {
+            let t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+            t.ids
+                .keys()
+                .filter(|(c, k)| *c == Category::Credential && k.len() >= 8 && !k.contains('\n'))
+                .map(|(_, k)| regex::escape(k))
+                .collect()
+        };
+        if secrets.is_empty() {
+            return Ok(self);
+        }
+        secrets.sort();
+        self.detector.known = Some(
+            RegexBuilder::new(&secrets.join("|"))
+                .size_limit(64 << 20)
+                .build()?,
+        );
+        Ok(self)
     }
 
     /// The numbering so far, to go back to with [`Redactor::restore`].
@@ -310,13 +356,46 @@ impl Redactor {
             }
             Value::Array(items) => items.iter_mut().for_each(|i| self.redact_value(i, counts)),
             Value::Object(map) => {
+                // A row naming its secret in a sibling field:
+                // `{"key": "api_key", "value": "..."}`.
+                let label = ["key", "name", "label", "setting"]
+                    .iter()
+                    .find_map(|f| map.get(*f).and_then(Value::as_str))
+                    .map(str::to_string);
                 let entries = std::mem::take(map);
                 for (k, mut val) in entries {
+                    let labelled = if k == "value" { label.as_deref() } else { None };
+                    self.redact_secret(labelled.unwrap_or(&k), &mut val, counts);
                     self.redact_value(&mut val, counts);
                     map.insert(self.redact_counted(&k, counts).into_owned(), val);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A string that is the value of a secret-named key (`"api_key":
+    /// "..."` once parsed, or a table row's `value` beside its label) is a
+    /// credential even without the key beside it on the page.
+    fn redact_secret(&self, key: &str, val: &mut Value, counts: &mut Counts) {
+        let Value::String(s) = val else {
+            return;
+        };
+        let probe = format!("\"{key}\": \"{s}\"");
+        let at = probe.len() - s.len() - 1;
+        let whole =
+            self.detector.find(probe.as_bytes()).into_iter().any(|h| {
+                h.category == Category::Credential && h.start <= at && h.end >= at + s.len()
+            });
+        if whole {
+            let hit = Hit {
+                start: 0,
+                end: s.len(),
+                category: Category::Credential,
+                key: s.clone(),
+            };
+            *counts.entry(Category::Credential).or_default() += 1;
+            *s = self.placeholder(&hit);
         }
     }
 

@@ -213,3 +213,29 @@ fn placeholders_in_a_published_policy_are_not_deny_terms() {
         "[redacted-1] on [redacted-1]"
     );
 }
+
+#[test]
+fn parsed_secrets_stay_redacted_without_their_key_beside_them() {
+    let r = redactor();
+    let mut doc: serde_json::Value = serde_json::from_str(
+        r#"{"api_key": "kq83hd72ks9sl2", "rows": [{"key": "HF_TOKEN", "value": "Zq9xW7vB3nM1kL5j"}, {"key": "max_tokens", "value": "4096000"}], "note": "plain words here"}"#,
+    )
+    .unwrap();
+    let mut counts = Counts::new();
+    r.redact_value(&mut doc, &mut counts);
+    let text = doc.to_string();
+    assert!(
+        !text.contains("kq83hd72ks9sl2") && !text.contains("Zq9xW7vB3nM1kL5j"),
+        "{text}"
+    );
+    assert!(
+        text.contains("4096000") && text.contains("plain words here"),
+        "{text}"
+    );
+    assert_eq!(counts.get(&Category::Credential), Some(&2));
+    // The same secret in raw text gets the same placeholder.
+    assert_eq!(
+        r.redact(r#""api_key": "kq83hd72ks9sl2""#),
+        format!(r#""api_key": "{}""#, doc["api_key"].as_str().unwrap())
+    );
+}

@@ -92,6 +92,10 @@ const PLANTED: &[&str] = &[
     "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
     "QyNTUxOQAAACBQmFakeKeyMaterial",
     "dgx-lab-3.corp",
+    // secrets shown without their key: a card field read from "api_key",
+    // a keyvalue row labelled HF_TOKEN
+    "kq83hd72ks9sl2",
+    "Zq9xW7vB3nM1kL5j",
 ];
 
 /// (published file, values from the near-miss corpus it must still hold)
