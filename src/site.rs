@@ -52,6 +52,9 @@ pub fn verify_campaign(c: &Campaign) -> Result<Evidence> {
 /// depend on changed (see [`page_fingerprint`]).
 #[derive(Default)]
 pub struct PageCache {
+    /// Keep pages for the next build (the preview); a one-shot build
+    /// does not pay for copies it will never use.
+    pub keep: bool,
     pages: std::collections::HashMap<(String, usize), (String, Page)>,
     /// Pages rendered afresh by the last build (the others were reused).
     pub rendered: usize,
@@ -356,7 +359,9 @@ fn render_pages(
         if cache.pages.get(&key).is_none_or(|(old, _)| *old != fp) {
             cache.rendered += 1;
         }
-        cache.pages.insert(key, (fp, page.clone()));
+        if cache.keep {
+            cache.pages.insert(key, (fp, page.clone()));
+        }
         pages.push(page);
     }
 

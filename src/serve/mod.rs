@@ -92,6 +92,7 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     crate::evidence::reuse_hashes();
     crate::public::reuse_scans();
     let mut cache = site::PageCache::default();
+    cache.keep = true;
     let first = site::build_with(&build_opts, &mut cache)?;
     let site_dir = out.canonicalize().context("the preview folder vanished")?;
     let shared = Arc::new(Shared {
