@@ -44,6 +44,61 @@ pub struct Page {
     pub toc: Vec<Heading>,
     pub blocks: Vec<BlockRecord>,
     pub ledger: Vec<LedgerEntry>,
+    /// Data downloads of the page's tables and charts.
+    pub downloads: Vec<blocks::Download>,
+    /// Links into a page at an id, checked once every page is rendered.
+    pub anchors: Vec<Anchor>,
+}
+
+/// A link `PAGE#ID` (or `#ID`) and where it was written.
+#[derive(Debug, Clone)]
+pub struct Anchor {
+    /// Output name of the page linked to.
+    pub page: String,
+    /// The id, as published.
+    pub id: String,
+    pub written: String,
+    pub path: PathBuf,
+    pub line: usize,
+    pub col: usize,
+}
+
+/// Every `id` a rendered page defines (headings, charts, footnotes).
+pub fn ids(html: &str) -> std::collections::HashSet<&str> {
+    static ID: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = ID.get_or_init(|| regex::Regex::new(r#"\sid="([^"]*)""#).expect("valid id pattern"));
+    re.captures_iter(html)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect()
+}
+
+/// Links to an id no page defines are broken: report the first, in page
+/// order, at the place it was written.
+pub fn check_anchors(pages: &[Page]) -> Result<()> {
+    let defined: HashMap<&str, std::collections::HashSet<&str>> = pages
+        .iter()
+        .map(|p| (p.output.as_str(), ids(&p.html)))
+        .collect();
+    for a in pages.iter().flat_map(|p| &p.anchors) {
+        let Some(ids) = defined.get(a.page.as_str()) else {
+            continue;
+        };
+        let decoded = percent_encoding::percent_decode_str(&a.id).decode_utf8_lossy();
+        let escaped = crate::html::escape(&decoded);
+        if !ids.contains(a.id.as_str()) && !ids.contains(escaped.as_str()) {
+            return Err(InputError::new(
+                &a.path,
+                a.line,
+                a.col,
+                format!(
+                    "broken link `{}`: {} has no heading or element with id `{}`",
+                    a.written, a.page, decoded
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(())
 }
 
 pub fn options() -> Options {
@@ -68,6 +123,10 @@ struct Renderer<'a> {
     blocks: Vec<BlockRecord>,
     ledger: Vec<LedgerEntry>,
     charts: usize,
+    /// The page's output name without `.html`, naming its downloads.
+    stem: String,
+    downloads: Vec<blocks::Download>,
+    anchors: Vec<Anchor>,
 }
 
 /// Render page `index` of the campaign.
@@ -116,6 +175,12 @@ pub fn render(
         blocks: Vec::new(),
         ledger: Vec::new(),
         charts: 0,
+        stem: campaign
+            .page_output(index)
+            .trim_end_matches(".html")
+            .to_string(),
+        downloads: Vec::new(),
+        anchors: Vec::new(),
     };
     r.run()?;
     Ok(Page {
@@ -126,6 +191,8 @@ pub fn render(
         toc: r.toc,
         blocks: r.blocks,
         ledger: r.ledger,
+        downloads: r.downloads,
+        anchors: r.anchors,
     })
 }
 
@@ -324,6 +391,16 @@ impl<'a> Renderer<'a> {
             evidence: self.evidence,
             store: self.store,
             chart_id: format!("chart-{}", self.charts),
+            export_stem: format!(
+                "{}-{}-{}",
+                self.stem,
+                block.kind(),
+                1 + self
+                    .blocks
+                    .iter()
+                    .filter(|b| b.kind == block.kind())
+                    .count()
+            ),
         };
         let rendered = match blocks::render(&block, &ctx) {
             Ok(r) => r,
@@ -348,6 +425,7 @@ impl<'a> Renderer<'a> {
             sha256: rendered.source.as_ref().map(|s| s.sha256.clone()),
         });
         self.ledger.extend(rendered.ledger);
+        self.downloads.extend(rendered.downloads);
         Ok(())
     }
 
@@ -430,7 +508,23 @@ impl<'a> Renderer<'a> {
     }
 
     /// Check and rewrite a link target; `None` drops the link.
-    fn link(&self, dest: &str, at: usize) -> Result<Option<String>> {
+    /// Remember a link to `page#id` for [`check_anchors`].
+    fn anchor(&mut self, page: &str, frag: &str, dest: &str, at: usize) {
+        let Some(id) = frag.strip_prefix('#').filter(|id| !id.is_empty()) else {
+            return;
+        };
+        let (line, col) = crate::error::line_col(self.text, at);
+        self.anchors.push(Anchor {
+            page: page.to_string(),
+            id: id.to_string(),
+            written: dest.to_string(),
+            path: self.path.clone(),
+            line,
+            col,
+        });
+    }
+
+    fn link(&mut self, dest: &str, at: usize) -> Result<Option<String>> {
         let compact: String = dest
             .chars()
             .filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control())
@@ -447,6 +541,10 @@ impl<'a> Renderer<'a> {
         // An e-mail autolink (`<ops@example.com>`) names no file.
         if dest.contains('@') && !dest.contains('/') {
             return Ok(Some(dest.to_string()).filter(|d| self.unredacted(d)));
+        }
+        if dest.starts_with('#') && self.unredacted(dest) {
+            let own = self.stem.clone() + ".html";
+            self.anchor(&own, dest, dest, at);
         }
         if dest.is_empty()
             || dest.starts_with('#')
@@ -467,7 +565,8 @@ impl<'a> Renderer<'a> {
         };
         let path = path.strip_prefix("./").unwrap_or(path);
         if let Some(out) = self.campaign.output_of_page(path) {
-            let frag = self.store.redactor.redact(frag);
+            let frag = self.store.redactor.redact(frag).into_owned();
+            self.anchor(&out, &frag, dest, at);
             return Ok(Some(format!("{out}{frag}")));
         }
         if self.evidence.verified_sha256(path).is_some() {
@@ -475,9 +574,12 @@ impl<'a> Renderer<'a> {
             return Ok(Some(format!("{}{frag}", self.store.public.published(path))));
         }
         let generated = ["manifest.html", "ledger.html", "audit.json", "SHA256SUMS"];
-        if generated.contains(&path)
-            || (0..self.campaign.meta.pages.len()).any(|i| self.campaign.page_output(i) == path)
-        {
+        if (0..self.campaign.meta.pages.len()).any(|i| self.campaign.page_output(i) == path) {
+            let frag = frag.to_string();
+            self.anchor(path, &frag, dest, at);
+            return Ok(Some(dest.to_string()));
+        }
+        if generated.contains(&path) {
             return Ok(Some(dest.to_string()));
         }
         Err(self.err(

@@ -352,6 +352,7 @@ fn render_pages(
     }
     // The first failing page in order, whatever thread finished first.
     let fresh: Vec<(String, Option<Page>)> = fresh.into_iter().collect::<Result<_>>()?;
+
     let mut pages = Vec::with_capacity(fresh.len());
     for (i, (fp, page)) in fresh.into_iter().enumerate() {
         let page = page.expect("every page is rendered or reused");
@@ -364,6 +365,7 @@ fn render_pages(
         }
         pages.push(page);
     }
+    page::check_anchors(&pages)?;
 
     let mut generated = pages
         .par_iter()
@@ -383,6 +385,13 @@ fn render_pages(
         .into_iter()
         .collect::<Result<Vec<_>>>()?;
 
+    for p in &pages {
+        generated.extend(
+            p.downloads
+                .iter()
+                .map(|d| (d.path.clone(), d.bytes.clone())),
+        );
+    }
     let mut seen = BTreeSet::new();
     let ledger: Vec<LedgerEntry> = pages
         .iter()

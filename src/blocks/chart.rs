@@ -2,6 +2,7 @@
 //! drawn as SVG with plotters (SVG backend only, no system fonts), with an
 //! SVG title and description and the chart's data table beside it.
 
+use super::export::{Download, Export};
 use super::{at_record, Ctx, Problem};
 use crate::data::Source;
 use crate::expr::{Expr, Format, Ref};
@@ -103,6 +104,8 @@ struct Data {
     categories: Vec<String>,
     /// values[series][category]
     values: Vec<Vec<f64>>,
+    /// The x value and every series value of each record, unformatted.
+    export: Export,
 }
 
 fn collect(spec: &ChartSpec, source: &Source) -> Result<Data, Problem> {
@@ -117,12 +120,18 @@ fn collect(spec: &ChartSpec, source: &Source) -> Result<Data, Problem> {
     let x = Expr::Value(Ref::new(&spec.x.field));
     let mut categories = Vec::new();
     let mut values = vec![Vec::new(); spec.series.len()];
+    let mut export = Export::new(
+        std::iter::once(spec.x.label.clone())
+            .chain(spec.series.iter().map(|s| s.name.clone()))
+            .collect(),
+    );
     for (rec, label) in &records.items {
         categories.push(
             x.render(rec, x_fmt.as_ref())
                 .map_err(|e| at_record(label, e))?
                 .to_string(),
         );
+        let mut row = vec![x.eval(rec).map_err(|e| at_record(label, e))?];
         for (s, series) in spec.series.iter().zip(values.iter_mut()) {
             let e = Expr::Value(Ref::new(&s.field));
             let v = e.eval(rec).map_err(|e| at_record(label, e))?;
@@ -135,12 +144,21 @@ fn collect(spec: &ChartSpec, source: &Source) -> Result<Data, Problem> {
                 ))
             })?;
             series.push(n);
+            row.push(v);
         }
+        export.rows.push(row);
     }
-    Ok(Data { categories, values })
+    Ok(Data {
+        categories,
+        values,
+        export,
+    })
 }
 
-pub fn render(spec: &ChartSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Problem> {
+pub fn render(
+    spec: &ChartSpec,
+    ctx: &Ctx,
+) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
     let source = ctx.store.load(&spec.source)?;
     let data = collect(spec, &source)?;
     let y_fmt = spec
@@ -155,14 +173,19 @@ pub fn render(spec: &ChartSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Prob
     let svg = annotate(&svg, spec, &data, &ctx.chart_id);
 
     let mut html = format!("<figure class=\"block chart\" id=\"{}\">", ctx.chart_id);
+    // On a phone the chart keeps a legible size and scrolls sideways.
+    html.push_str("<div class=\"chart-frame\">");
     html.push_str(&svg);
+    html.push_str("</div>");
     if let Some(c) = &spec.caption {
         html.push_str(&format!("<figcaption>{}</figcaption>", escape(c)));
     }
     html.push_str(&data_table(spec, &data, &y_fmt));
+    let (links, downloads) = data.export.publish(&ctx.export_stem, "chart");
+    html.push_str(&links);
     html.push_str(&ctx.source_note(&source));
     html.push_str("</figure>");
-    Ok((html, source))
+    Ok((html, source, downloads))
 }
 
 fn y_range(spec: &ChartSpec, data: &Data) -> (f64, f64) {
@@ -231,6 +254,7 @@ fn draw(
                 ChartType::Bar => {
                     let width = 0.8 / groups;
                     let x0 = |i: usize| i as f64 + 0.1 + s as f64 * width;
+                    let hatched = s % 2 == 1;
                     chart
                         .draw_series(values.iter().enumerate().map(|(i, v)| {
                             Rectangle::new(
@@ -240,8 +264,31 @@ fn draw(
                         }))?
                         .label(&series.name)
                         .legend(move |(x, y)| {
-                            Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled())
+                            // Stripes in the bar's own colour are invisible:
+                            // one element shape for plain and hatched swatches.
+                            let ink = if hatched { WHITE } else { color };
+                            let stripe = |from: (i32, i32), to: (i32, i32)| {
+                                PathElement::new(vec![from, to], ink.stroke_width(2))
+                            };
+                            EmptyElement::at((x, y))
+                                + Rectangle::new([(0, -6), (14, 6)], color.filled())
+                                + stripe((0, 0), (6, -6))
+                                + stripe((2, 6), (14, -6))
+                                + stripe((8, 6), (14, 0))
                         });
+                    if hatched {
+                        // Diagonal stripes keep the second arm apart from
+                        // the first in greyscale and for every colour vision.
+                        for (i, v) in values.iter().enumerate() {
+                            let a = chart.backend_coord(&(x0(i), lo.max(0.0).min(hi)));
+                            let b = chart.backend_coord(&(x0(i) + width * 0.92, *v));
+                            let tl = (a.0.min(b.0), a.1.min(b.1));
+                            let br = (a.0.max(b.0), a.1.max(b.1));
+                            for line in hatch(tl, br) {
+                                root.draw(&line)?;
+                            }
+                        }
+                    }
                     values
                         .iter()
                         .enumerate()
@@ -301,6 +348,26 @@ fn draw(
         root.present()?;
     }
     Ok(buf)
+}
+
+/// White diagonal stripes across the pixel box `tl`..`br`, 6 px apart.
+fn hatch(tl: (i32, i32), br: (i32, i32)) -> Vec<PathElement<(i32, i32)>> {
+    let style = ShapeStyle::from(&WHITE).stroke_width(2);
+    let mut lines = Vec::new();
+    // Lines x + y = c, clipped to the box.
+    let mut c = tl.0 + tl.1 + 4;
+    while c < br.0 + br.1 {
+        let start = (tl.0.max(c - br.1), 0);
+        let end = (br.0.min(c - tl.1), 0);
+        if start.0 < end.0 {
+            lines.push(PathElement::new(
+                vec![(start.0, c - start.0), (end.0, c - end.0)],
+                style,
+            ));
+        }
+        c += 6;
+    }
+    lines
 }
 
 /// Put the legend over the lower end of the chart, where bars leave room.

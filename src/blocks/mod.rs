@@ -3,9 +3,11 @@
 
 mod card;
 mod chart;
+mod export;
 mod ledger;
 mod table;
 
+pub use export::{Download, FOLDER as DOWNLOADS};
 pub use ledger::{entries_table, LedgerEntry};
 
 use crate::campaign::Campaign;
@@ -108,6 +110,8 @@ pub struct Ctx<'a> {
     pub store: &'a DataStore<'a>,
     /// Chart number within the page, for unique SVG ids.
     pub chart_id: String,
+    /// Name of this block's data downloads (`PAGE-KIND-N`), unique in the campaign.
+    pub export_stem: String,
 }
 
 /// A rendered block.
@@ -115,6 +119,8 @@ pub struct Rendered {
     pub html: String,
     pub source: Option<Arc<Source>>,
     pub ledger: Vec<LedgerEntry>,
+    /// Data downloads the block links to.
+    pub downloads: Vec<Download>,
 }
 
 impl Ctx<'_> {
@@ -133,24 +139,33 @@ pub fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
         html,
         source: Some(source),
         ledger: Vec::new(),
+        downloads: Vec::new(),
+    };
+    let with_data = |(html, source, downloads): (String, Arc<Source>, Vec<Download>)| Rendered {
+        html,
+        source: Some(source),
+        ledger: Vec::new(),
+        downloads,
     };
     Ok(match block {
         Block::Card(spec) => plain(card::render(spec, ctx)?),
-        Block::KeyValue(spec) => plain(table::render_keyvalue(spec, ctx)?),
-        Block::Table(spec) => plain(table::render(spec, ctx)?),
-        Block::Chart(spec) => plain(chart::render(spec, ctx)?),
+        Block::KeyValue(spec) => with_data(table::render_keyvalue(spec, ctx)?),
+        Block::Table(spec) => with_data(table::render(spec, ctx)?),
+        Block::Chart(spec) => with_data(chart::render(spec, ctx)?),
         Block::Ledger(spec) => {
             let (html, source, ledger) = ledger::render(spec, ctx)?;
             Rendered {
                 html,
                 source: Some(source),
                 ledger,
+                downloads: Vec::new(),
             }
         }
         Block::Manifest(spec) => Rendered {
             html: ledger::render_manifest(spec, ctx),
             source: None,
             ledger: Vec::new(),
+            downloads: Vec::new(),
         },
     })
 }

@@ -1,6 +1,7 @@
 //! `table` and `keyvalue` blocks: records into HTML tables, with formatted
 //! and derived columns.
 
+use super::export::{Download, Export};
 use super::{at_record, Ctx, Problem};
 use crate::data::Source;
 use crate::expr::{Expr, Format, Op, Ref, Scalar, Template};
@@ -91,6 +92,15 @@ impl ColumnSpec {
 }
 
 impl Cell {
+    /// The value before formatting, for data downloads; a template's
+    /// value is its text.
+    pub fn raw(&self, rec: &serde_json::Value) -> Result<Scalar, crate::expr::EvalError> {
+        match self {
+            Cell::Slot(expr, _) => expr.eval(rec),
+            Cell::Template(t) => t.render(rec).map(Scalar::Text),
+        }
+    }
+
     /// (text, is numeric)
     pub fn eval(&self, rec: &serde_json::Value) -> Result<(String, bool), crate::expr::EvalError> {
         match self {
@@ -121,7 +131,10 @@ fn caption(c: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-pub fn render(spec: &TableSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Problem> {
+pub fn render(
+    spec: &TableSpec,
+    ctx: &Ctx,
+) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
     let source = ctx.store.load(&spec.source)?;
     let records = source.records(spec.pointer.as_deref())?;
     let cells: Vec<Cell> = spec
@@ -130,12 +143,16 @@ pub fn render(spec: &TableSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Prob
         .map(|c| c.compile())
         .collect::<Result<_, _>>()?;
     let mut rows = Vec::with_capacity(records.items.len());
+    let mut export = Export::new(spec.columns.iter().map(|c| c.header.clone()).collect());
     for (rec, label) in &records.items {
         let mut row = Vec::with_capacity(cells.len());
+        let mut raw = Vec::with_capacity(cells.len());
         for cell in &cells {
             row.push(cell.eval(rec).map_err(|e| at_record(label, e))?);
+            raw.push(cell.raw(rec).map_err(|e| at_record(label, e))?);
         }
         rows.push(row);
+        export.rows.push(raw);
     }
     // A column is numeric when every non-empty cell in it is.
     let numeric: Vec<bool> = spec
@@ -175,9 +192,11 @@ pub fn render(spec: &TableSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Prob
         html.push_str("</tr>");
     }
     html.push_str("</tbody></table></div>");
+    let (links, downloads) = export.publish(&ctx.export_stem, "table");
+    html.push_str(&links);
     html.push_str(&ctx.source_note(&source));
     html.push_str("</figure>");
-    Ok((html, source))
+    Ok((html, source, downloads))
 }
 
 fn num_class(num: bool) -> &'static str {
@@ -212,7 +231,10 @@ fn default_value() -> String {
     "value".into()
 }
 
-pub fn render_keyvalue(spec: &KeyValueSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Problem> {
+pub fn render_keyvalue(
+    spec: &KeyValueSpec,
+    ctx: &Ctx,
+) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
     let source = ctx.store.load(&spec.source)?;
     let records = source.records(spec.pointer.as_deref())?;
     let (key, value) = (
@@ -230,21 +252,25 @@ pub fn render_keyvalue(spec: &KeyValueSpec, ctx: &Ctx) -> Result<(String, Arc<So
         ));
     }
     html.push_str("<tbody>");
+    let names = spec
+        .headers
+        .clone()
+        .unwrap_or_else(|| [spec.key.clone(), spec.value.clone()]);
+    let mut export = Export::new(names.to_vec());
     for (rec, label) in &records.items {
         let k = key.eval(rec).map_err(|e| at_record(label, e))?;
         let v = value.eval(rec).map_err(|e| at_record(label, e))?;
-        let v = match v {
-            Scalar::Null => String::new(),
-            v => v.to_string(),
-        };
         html.push_str(&format!(
             "<tr><th scope=\"row\">{}</th><td>{}</td></tr>",
             escape(&k.to_string()),
-            escape(&v)
+            escape(&v.to_string())
         ));
+        export.rows.push(vec![k, v]);
     }
     html.push_str("</tbody></table></div>");
+    let (links, downloads) = export.publish(&ctx.export_stem, "table");
+    html.push_str(&links);
     html.push_str(&ctx.source_note(&source));
     html.push_str("</figure>");
-    Ok((html, source))
+    Ok((html, source, downloads))
 }

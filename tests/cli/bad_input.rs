@@ -134,6 +134,17 @@ fn broken_internal_link() {
 }
 
 #[test]
+fn link_to_a_missing_heading_on_another_page() {
+    check(
+        "broken-anchor",
+        &[
+            "{dir}/notes.md:3:46",
+            "broken link `index.md#cells-by-hand`: index.html has no heading or element with id `cells-by-hand`",
+        ],
+    );
+}
+
+#[test]
 fn ledger_record_without_gate() {
     check(
         "bad-ledger-record",

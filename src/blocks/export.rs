@@ -1,0 +1,149 @@
+//! Data downloads: the records behind a table or chart, as CSV and JSON
+//! files published beside the page, with links under the block. Both are
+//! made from the same values the block shows, before formatting.
+
+use crate::expr::Scalar;
+use crate::html::escape;
+use serde_json::Value;
+
+/// Folder (inside the campaign) that holds every download.
+pub const FOLDER: &str = "downloads";
+
+/// One block's data: column names and one row of values per record.
+pub struct Export {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Scalar>>,
+}
+
+/// A generated file: its path inside the campaign, and its bytes.
+#[derive(Debug, Clone)]
+pub struct Download {
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
+impl Export {
+    pub fn new(columns: Vec<String>) -> Self {
+        Export {
+            columns,
+            rows: Vec::new(),
+        }
+    }
+
+    /// RFC 4180: comma separated, CRLF line ends, fields quoted when they
+    /// hold a comma, quote or line break.
+    pub fn csv(&self) -> Vec<u8> {
+        let mut out = String::new();
+        let mut line = |fields: &mut dyn Iterator<Item = String>| {
+            let cells: Vec<String> = fields.map(|f| csv_field(&f)).collect();
+            out.push_str(&cells.join(","));
+            out.push_str("\r\n");
+        };
+        line(&mut self.columns.iter().cloned());
+        for row in &self.rows {
+            line(&mut row.iter().map(|v| v.to_string()));
+        }
+        out.into_bytes()
+    }
+
+    /// An array of objects keyed by column name, in column order, one
+    /// record per line; numbers stay numbers.
+    pub fn json(&self) -> Vec<u8> {
+        let keys: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| Value::from(c.as_str()).to_string())
+            .collect();
+        let mut out = String::from("[");
+        for (i, row) in self.rows.iter().enumerate() {
+            out.push_str(if i == 0 { "\n  {" } else { ",\n  {" });
+            for (j, (k, v)) in keys.iter().zip(row).enumerate() {
+                if j > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(k);
+                out.push_str(": ");
+                out.push_str(&json_value(v).to_string());
+            }
+            out.push('}');
+        }
+        out.push_str(if self.rows.is_empty() { "]\n" } else { "\n]\n" });
+        out.into_bytes()
+    }
+
+    /// Both files under `downloads/STEM.{csv,json}`, and the links to them.
+    pub fn publish(&self, stem: &str, what: &str) -> (String, Vec<Download>) {
+        let files = vec![
+            Download {
+                path: format!("{FOLDER}/{stem}.csv"),
+                bytes: self.csv(),
+            },
+            Download {
+                path: format!("{FOLDER}/{stem}.json"),
+                bytes: self.json(),
+            },
+        ];
+        let html = format!(
+            "<p class=\"downloads\">Download the {} data: <a href=\"{}\" download type=\"text/csv\">CSV</a> · <a href=\"{}\" download type=\"application/json\">JSON</a></p>",
+            escape(what),
+            escape(&files[0].path),
+            escape(&files[1].path)
+        );
+        (html, files)
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn json_value(v: &Scalar) -> Value {
+    match v {
+        Scalar::Number(n, repr) => repr
+            .parse::<serde_json::Number>()
+            .ok()
+            .or_else(|| serde_json::Number::from_f64(*n))
+            .map_or(Value::Null, Value::Number),
+        Scalar::Text(s) => Value::String(s.clone()),
+        Scalar::Bool(b) => Value::Bool(*b),
+        Scalar::Null => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Export {
+        let mut e = Export::new(vec!["case".into(), "tok/s".into()]);
+        e.rows.push(vec![
+            Scalar::Text("ctx 4k, \"warm\"".into()),
+            Scalar::Number(88.5, "88.50".into()),
+        ]);
+        e.rows.push(vec![Scalar::Text("cold".into()), Scalar::Null]);
+        e
+    }
+
+    #[test]
+    fn csv_quotes_only_what_needs_it() {
+        let csv = String::from_utf8(sample().csv()).unwrap();
+        assert_eq!(
+            csv,
+            "case,tok/s\r\n\"ctx 4k, \"\"warm\"\"\",88.50\r\ncold,\r\n"
+        );
+    }
+
+    #[test]
+    fn json_keeps_numbers_as_written() {
+        let v: Value = serde_json::from_slice(&sample().json()).unwrap();
+        assert_eq!(v[0]["tok/s"], 88.5);
+        assert_eq!(v[0]["case"], "ctx 4k, \"warm\"");
+        assert!(v[1]["tok/s"].is_null());
+        let text = String::from_utf8(sample().json()).unwrap();
+        assert!(text.starts_with("[\n  {\"case\": "), "{text}");
+    }
+}
