@@ -30,6 +30,9 @@ pub enum Command {
         /// A folder whose templates/ and assets/ override the built-in theme
         #[arg(long)]
         theme: Option<PathBuf>,
+        /// Also write OUT/<id>/<id>.html: the whole campaign in one self-contained file
+        #[arg(long)]
+        single_file: bool,
     },
     /// Check every file of a campaign (or a published site) against its manifest
     Verify {
@@ -78,12 +81,18 @@ pub enum Command {
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Build { root, out, theme } => {
+        Command::Build {
+            root,
+            out,
+            theme,
+            single_file,
+        } => {
             let report = crate::site::build(&crate::site::BuildOptions {
                 root,
                 out: out.clone(),
                 theme,
                 preview: false,
+                single_file,
             })?;
             println!(
                 "built {} campaign{} ({} pages, {} files verified) into {}",

@@ -6,7 +6,7 @@
 //! (hash and verify every file) -> [`page`] (Markdown and `exhibit` blocks,
 //! reading [`data`] through [`expr`]) -> [`blocks`] (cards, tables, charts,
 //! ledgers as HTML/SVG) -> [`render`] (tera templates) -> [`site`] (write,
-//! SHA256SUMS, audit.json, swap in). [`verify`] and [`seal`] reuse the
+//! SHA256SUMS, audit.json, swap in; [`single`] for the one-file copy). [`verify`] and [`seal`] reuse the
 //! evidence stage; [`cli`] sits at the edge.
 
 pub mod blocks;
@@ -26,5 +26,6 @@ pub mod redact;
 pub mod render;
 pub mod seal;
 pub mod serve;
+pub mod single;
 pub mod site;
 pub mod verify;

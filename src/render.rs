@@ -18,6 +18,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../templates/campaign_header.html"),
     ),
     (
+        "templates/campaign_facts.html",
+        include_str!("../templates/campaign_facts.html"),
+    ),
+    (
         "templates/page.html",
         include_str!("../templates/page.html"),
     ),
@@ -32,6 +36,10 @@ const BUILTIN: &[(&str, &str)] = &[
     (
         "templates/index.html",
         include_str!("../templates/index.html"),
+    ),
+    (
+        "templates/single.html",
+        include_str!("../templates/single.html"),
     ),
     ("assets/style.css", include_str!("../assets/style.css")),
 ];
@@ -50,6 +58,17 @@ pub struct Theme {
     pub assets: Vec<Asset>,
     /// Site-relative path of the stylesheet.
     pub css: String,
+}
+
+impl Theme {
+    /// The stylesheet's text, for pages that carry it inline.
+    pub fn css_text(&self) -> &str {
+        self.assets
+            .iter()
+            .find(|a| a.path == self.css)
+            .and_then(|a| std::str::from_utf8(&a.bytes).ok())
+            .unwrap_or("")
+    }
 }
 
 impl Theme {

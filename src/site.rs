@@ -29,6 +29,8 @@ pub struct BuildOptions {
     /// as they are now and reported in [`BuildReport::unverified`] instead
     /// of failing the build (the author is editing them).
     pub preview: bool,
+    /// Also write `<id>/<id>.html`, one self-contained file per campaign.
+    pub single_file: bool,
 }
 
 #[derive(Debug)]
@@ -134,7 +136,7 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         .iter()
         .zip(&evidences)
         .zip(&publics)
-        .map(|((c, e), p)| render_pages(c, e, p, &redactor, &theme, cache))
+        .map(|((c, e), p)| render_pages(c, e, p, &redactor, &theme, cache, opts.single_file))
         .collect::<Result<Vec<_>>>()?;
     let index = render_index(&campaigns, &evidences, &theme)?;
     // Copies and the rescan also look for secrets the pages met by key.
@@ -150,6 +152,7 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         publics: &publics,
         redactor: &redactor,
         theme: &theme,
+        single_file: opts.single_file,
     };
     let written = site
         .write(&staging, pages, &index)
@@ -225,6 +228,8 @@ struct Rendered {
     generated: Vec<(String, Vec<u8>)>,
     blocks: Vec<BlockRecord>,
     ledger: Vec<LedgerEntry>,
+    /// The rendered pages, kept only for the single file.
+    pages: Vec<Page>,
 }
 
 #[derive(Serialize)]
@@ -315,6 +320,8 @@ struct ManifestRow<'a> {
     /// Set when the published copy differs from the original.
     published_sha256: Option<&'a str>,
     unscanned: bool,
+    /// Row id in the single file's file list.
+    anchor: String,
 }
 
 fn render_pages(
@@ -324,6 +331,7 @@ fn render_pages(
     r: &Redactor,
     theme: &Theme,
     cache: &mut PageCache,
+    keep_pages: bool,
 ) -> Result<Rendered> {
     let store = DataStore::new(e, r, p);
     let shared = shared_inputs(c, e, r);
@@ -406,10 +414,19 @@ fn render_pages(
         "ledger.html".into(),
         theme.render("ledger.html", &ctx)?.into_bytes(),
     ));
+    let (blocks, pages) = if keep_pages {
+        (pages.iter().flat_map(|p| p.blocks.clone()).collect(), pages)
+    } else {
+        (
+            pages.into_iter().flat_map(|p| p.blocks).collect(),
+            Vec::new(),
+        )
+    };
     Ok(Rendered {
         generated,
-        blocks: pages.into_iter().flat_map(|p| p.blocks).collect(),
+        blocks,
         ledger,
+        pages,
     })
 }
 
@@ -482,6 +499,7 @@ struct Site<'a> {
     publics: &'a [Public],
     redactor: &'a Redactor,
     theme: &'a Theme,
+    single_file: bool,
 }
 
 /// A campaign file to publish: (published path, original path, verified sha256, binary).
@@ -567,11 +585,21 @@ impl Site<'_> {
             })
             .collect::<Result<_>>()?;
 
+        let single = if self.single_file {
+            let name = format!("{}.html", c.public.id);
+            if !taken.insert(name.clone()) {
+                return Err(InputError::new(&c.path(campaign::META_NAME), 0, 0, format!("the single file `{name}` would replace a page or file of the campaign; rename that page")).into());
+            }
+            Some((name, self.single_file(i, &dir, &copied, &rendered)?))
+        } else {
+            None
+        };
         let mut generated = rendered.generated;
         generated.push((
             "manifest.html".into(),
             self.manifest_page(i, &copied, &published_manifest)?,
         ));
+        generated.extend(single);
         // published path -> sha256
         let mut sums: BTreeMap<String, String> = BTreeMap::new();
         for (rel, bytes) in &generated {
@@ -624,19 +652,14 @@ impl Site<'_> {
         Ok(copies.into_iter().filter(|c| c.3).map(|c| c.0).collect())
     }
 
-    fn manifest_page(
-        &self,
-        i: usize,
-        copied: &[Copied],
-        published_manifest: &str,
-    ) -> Result<Vec<u8>> {
-        let (c, e, p) = (&self.campaigns[i], &self.evidences[i], &self.publics[i]);
+    fn manifest_rows<'b>(&'b self, i: usize, copied: &'b [Copied]) -> Vec<ManifestRow<'b>> {
+        let (e, p) = (&self.evidences[i], &self.publics[i]);
         let thousands = crate::expr::Format::parse(",").unwrap_or_default();
-        let rows: Vec<ManifestRow> = e
-            .files
+        e.files
             .iter()
             .zip(copied)
-            .map(|(f, k)| ManifestRow {
+            .enumerate()
+            .map(|(n, (f, k))| ManifestRow {
                 path: p.name(&f.path),
                 href: p.published(&f.path),
                 bytes: thousands.apply(f.bytes.unwrap_or(0) as f64),
@@ -646,11 +669,23 @@ impl Site<'_> {
                 published_sha256: (k.published_sha256 != k.sha256)
                     .then_some(k.published_sha256.as_str()),
                 unscanned: k.binary,
+                anchor: format!("file-{}", n + 1),
             })
-            .collect();
+            .collect()
+    }
+
+    /// The context the manifest page and the single file share.
+    fn files_context(
+        &self,
+        i: usize,
+        copied: &[Copied],
+        title: &str,
+        current: &str,
+    ) -> tera::Context {
+        let (c, e) = (&self.campaigns[i], &self.evidences[i]);
         let redacted: usize = copied.iter().flat_map(|k| k.redactions.values()).sum();
-        let mut ctx = base_context(c, "manifest.html", "Manifest", self.theme);
-        ctx.insert("files", &rows);
+        let mut ctx = base_context(c, current, title, self.theme);
+        ctx.insert("files", &self.manifest_rows(i, copied));
         ctx.insert("summary", &e.summary());
         ctx.insert("all_ok", &e.all_ok());
         ctx.insert("redacted", &redacted);
@@ -658,11 +693,65 @@ impl Site<'_> {
             "redacted_files",
             &copied.iter().filter(|k| !k.redactions.is_empty()).count(),
         );
+        ctx
+    }
+
+    fn manifest_page(
+        &self,
+        i: usize,
+        copied: &[Copied],
+        published_manifest: &str,
+    ) -> Result<Vec<u8>> {
+        let e = &self.evidences[i];
+        let mut ctx = self.files_context(i, copied, "Manifest", "manifest.html");
         ctx.insert(
             "manifest",
             &serde_json::json!({"name": e.manifest.name, "href": published_manifest, "sha256": e.manifest.sha256}),
         );
         Ok(self.theme.render("manifest.html", &ctx)?.into_bytes())
+    }
+
+    /// The one-file copy: every page, the ledger and the file list, with
+    /// the stylesheet inline. Images are read back from the published
+    /// copies in `dir`.
+    fn single_file(
+        &self,
+        i: usize,
+        dir: &Path,
+        copied: &[Copied],
+        rendered: &Rendered,
+    ) -> Result<Vec<u8>> {
+        let e = &self.evidences[i];
+        let rows = self.manifest_rows(i, copied);
+        let listed: Vec<crate::single::Listed> = rows
+            .iter()
+            .map(|r| crate::single::Listed {
+                href: &r.href,
+                anchor: r.anchor.clone(),
+            })
+            .collect();
+        let published: BTreeSet<&str> = rows.iter().map(|r| r.href.as_str()).collect();
+        let images = |path: &str| -> Option<Vec<u8>> {
+            published
+                .contains(path)
+                .then(|| std::fs::read(dir.join(path)).ok())
+                .flatten()
+        };
+        let linker = crate::single::Linker::new(&rendered.pages, &listed);
+        let sections = linker.sections(&rendered.pages, &images);
+        let mut ctx = self.files_context(i, copied, "Offline copy", "");
+        ctx.insert("css", self.theme.css_text());
+        ctx.insert("sections", &sections);
+        ctx.insert("count", &rendered.ledger.len());
+        ctx.insert(
+            "ledger",
+            &linker.fragment(&crate::blocks::entries_table(&rendered.ledger)),
+        );
+        ctx.insert(
+            "manifest",
+            &serde_json::json!({"name": e.manifest.name, "sha256": e.manifest.sha256}),
+        );
+        Ok(self.theme.render("single.html", &ctx)?.into_bytes())
     }
 }
 

@@ -12,8 +12,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Deserialize;
 use std::sync::Arc;
 
-const WIDTH: u32 = 760;
-const HEIGHT: u32 = 420;
+const WIDTH: u32 = 640;
+const HEIGHT: u32 = 400;
 /// Okabe-Ito: colour-blind safe, and alternating light and dark so two arms
 /// stay apart in greyscale.
 const PALETTE: [RGBColor; 6] = [
@@ -174,7 +174,7 @@ pub fn render(
 
     let mut html = format!("<figure class=\"block chart\" id=\"{}\">", ctx.chart_id);
     // On a phone the chart keeps a legible size and scrolls sideways.
-    html.push_str("<div class=\"chart-frame\">");
+    html.push_str("<div class=\"chart-frame\" tabindex=\"0\">");
     html.push_str(&svg);
     html.push_str("</div>");
     if let Some(c) = &spec.caption {
@@ -215,7 +215,7 @@ fn draw(
         let root = SVGBackend::with_string(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(&spec.title, ("sans-serif", 20).into_font().color(&INK))
+            .caption(&spec.title, ("sans-serif", 19).into_font().color(&INK))
             .margin(14)
             .x_label_area_size(56)
             .y_label_area_size(72)
@@ -237,7 +237,7 @@ fn draw(
             .light_line_style(RGBColor(0xF2, 0xF2, 0xF2))
             .bold_line_style(RGBColor(0xDD, 0xDD, 0xDD))
             .axis_style(RGBColor(0x88, 0x88, 0x88))
-            .label_style(("sans-serif", 13).into_font().color(&INK))
+            .label_style(("sans-serif", 14).into_font().color(&INK))
             .axis_desc_style(("sans-serif", 14).into_font().color(&INK))
             .x_desc(&spec.x.label)
             .y_desc(&spec.y.label)
@@ -245,7 +245,7 @@ fn draw(
 
         let groups = data.values.len() as f64;
         let label_values = n * data.values.len() <= 16;
-        let value_style = TextStyle::from(("sans-serif", 12).into_font())
+        let value_style = TextStyle::from(("sans-serif", 13).into_font())
             .color(&INK)
             .pos(Pos::new(HPos::Center, VPos::Bottom));
         for (s, (series, values)) in spec.series.iter().zip(&data.values).enumerate() {
@@ -330,7 +330,7 @@ fn draw(
                 }
             }
         }
-        let cat_style = TextStyle::from(("sans-serif", 13).into_font())
+        let cat_style = TextStyle::from(("sans-serif", 14).into_font())
             .color(&INK)
             .pos(Pos::new(HPos::Center, VPos::Top));
         for (i, c) in data.categories.iter().enumerate() {
@@ -341,7 +341,7 @@ fn draw(
             .configure_series_labels()
             .position(legend_corner(data))
             .margin(10)
-            .label_font(("sans-serif", 13).into_font().color(&INK))
+            .label_font(("sans-serif", 14).into_font().color(&INK))
             .background_style(WHITE.mix(0.9))
             .border_style(RGBColor(0xCC, 0xCC, 0xCC))
             .draw()?;
@@ -426,7 +426,7 @@ fn annotate(svg: &str, spec: &ChartSpec, data: &Data, id: &str) -> String {
 }
 
 fn data_table(spec: &ChartSpec, data: &Data, y_fmt: &Format) -> String {
-    let mut html = String::from("<details class=\"chart-data\"><summary>Data table</summary><div class=\"scroll\"><table><thead><tr>");
+    let mut html = String::from("<details class=\"chart-data\"><summary>Data table</summary><div class=\"scroll\" tabindex=\"0\"><table><thead><tr>");
     html.push_str(&format!("<th scope=\"col\">{}</th>", escape(&spec.x.label)));
     for s in &spec.series {
         html.push_str(&format!(

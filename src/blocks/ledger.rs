@@ -90,7 +90,7 @@ pub fn render(
 /// The ledger table, shared with the campaign's ledger page.
 pub fn entries_table(entries: &[LedgerEntry]) -> String {
     let mut html = String::from(
-        "<div class=\"scroll\"><table class=\"ledger-table\"><thead><tr><th scope=\"col\">Status</th><th scope=\"col\">Gate</th><th scope=\"col\">Result</th><th scope=\"col\">What it means</th><th scope=\"col\">Evidence</th></tr></thead><tbody>",
+        "<div class=\"scroll\" tabindex=\"0\"><table class=\"ledger-table\"><thead><tr><th scope=\"col\">Status</th><th scope=\"col\">Gate</th><th scope=\"col\">Result</th><th scope=\"col\">What it means</th><th scope=\"col\">Evidence</th></tr></thead><tbody>",
     );
     for e in entries {
         let evidence = e
@@ -140,7 +140,7 @@ pub fn manifest_table(
     prefix: &str,
 ) -> String {
     let mut html = String::from(
-        "<div class=\"scroll\"><table class=\"manifest-table\"><thead><tr><th scope=\"col\">File</th><th scope=\"col\" class=\"num\">Bytes</th><th scope=\"col\">SHA-256</th><th scope=\"col\">Verdict</th></tr></thead><tbody>",
+        "<div class=\"scroll\" tabindex=\"0\"><table class=\"manifest-table\"><thead><tr><th scope=\"col\">File</th><th scope=\"col\" class=\"num\">Bytes</th><th scope=\"col\">SHA-256</th><th scope=\"col\">Verdict</th></tr></thead><tbody>",
     );
     for f in evidence
         .files

@@ -170,7 +170,7 @@ pub fn render(
         .collect();
     let mut html = String::from("<figure class=\"block table\">");
     html.push_str(&caption(&spec.caption));
-    html.push_str("<div class=\"scroll\"><table><thead><tr>");
+    html.push_str("<div class=\"scroll\" tabindex=\"0\"><table><thead><tr>");
     for (c, num) in spec.columns.iter().zip(&numeric) {
         html.push_str(&format!(
             "<th scope=\"col\"{}>{}</th>",
@@ -243,7 +243,7 @@ pub fn render_keyvalue(
     );
     let mut html = String::from("<figure class=\"block keyvalue\">");
     html.push_str(&caption(&spec.caption));
-    html.push_str("<div class=\"scroll\"><table>");
+    html.push_str("<div class=\"scroll\" tabindex=\"0\"><table>");
     if let Some([a, b]) = &spec.headers {
         html.push_str(&format!(
             "<thead><tr><th scope=\"col\">{}</th><th scope=\"col\">{}</th></tr></thead>",

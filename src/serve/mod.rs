@@ -84,6 +84,7 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
         out: out.clone(),
         theme: opts.theme.clone(),
         preview: true,
+        single_file: false,
     };
     // The first build must work: there is nothing to fall back on.
     let started = Instant::now();

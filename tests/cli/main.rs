@@ -4,8 +4,10 @@
 
 mod audit;
 mod bad_input;
+mod browser;
 mod build;
 mod format_doc;
+mod reader;
 mod redact;
 mod scale;
 mod serve;

@@ -2,8 +2,9 @@
 //! protocol) sees an edit appear without a manual reload, build errors show
 //! over the page and clear, and the HTTP side serves only the site.
 
+use super::browser::Browser;
 use super::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Stdio};
@@ -138,7 +139,7 @@ fn http(addr: &str, request: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
     (code, headers, body)
 }
 
-fn get(addr: &str, path: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
+pub(super) fn get(addr: &str, path: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
     http(
         addr,
         &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
@@ -150,174 +151,6 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.as_str())
-}
-
-/// A child process killed when dropped, even by a panic mid-setup.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Headless Chromium with one page, driven over the DevTools protocol.
-struct Browser {
-    _child: Killed,
-    ws: tungstenite::WebSocket<TcpStream>,
-    next_id: u64,
-    events: Vec<Value>,
-    _profile: PathBuf,
-}
-
-impl Browser {
-    fn start() -> Browser {
-        let bin = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".into());
-        let profile = scratch("chromium-profile");
-        let child = Killed(
-            Command::new(&bin)
-                .args([
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--remote-debugging-port=0",
-                ])
-                .arg(format!("--user-data-dir={}", profile.display()))
-                .arg("about:blank")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| {
-                    panic!(
-                    "cannot start `{bin}` ({e}): install chromium (.ci/run does) or set CHROMIUM"
-                )
-                }),
-        );
-        let active = profile.join("DevToolsActivePort");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let port = loop {
-            if let Some(p) = std::fs::read_to_string(&active)
-                .ok()
-                .and_then(|t| t.lines().next().map(str::to_string))
-                .filter(|p| !p.is_empty())
-            {
-                break p;
-            }
-            assert!(Instant::now() < deadline, "chromium did not open DevTools");
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let addr = format!("127.0.0.1:{port}");
-        let (_, _, body) = get(&addr, "/json/list");
-        let targets: Value = serde_json::from_slice(&body).unwrap();
-        let ws_url = targets
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["type"] == "page")
-            .expect("a page target")["webSocketDebuggerUrl"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let stream = TcpStream::connect(&addr).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_millis(200)))
-            .unwrap();
-        let (ws, _) = tungstenite::client(ws_url.as_str(), stream).expect("DevTools handshake");
-        let mut b = Browser {
-            _child: child,
-            ws,
-            next_id: 0,
-            events: Vec::new(),
-            _profile: profile,
-        };
-        for domain in ["Page.enable", "Runtime.enable", "Log.enable"] {
-            b.call(domain, json!({}));
-        }
-        b
-    }
-
-    /// Read one message if one arrives within the socket timeout.
-    fn read(&mut self) -> Option<Value> {
-        match self.ws.read() {
-            Ok(tungstenite::Message::Text(t)) => serde_json::from_str(t.as_str()).ok(),
-            Ok(_) => None,
-            Err(tungstenite::Error::Io(e))
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                None
-            }
-            Err(e) => panic!("DevTools connection failed: {e}"),
-        }
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        let msg = json!({"id": id, "method": method, "params": params}).to_string();
-        self.ws.send(tungstenite::Message::text(msg)).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            assert!(Instant::now() < deadline, "no answer to {method}");
-            if let Some(v) = self.read() {
-                if v["id"] == id {
-                    assert!(v.get("error").is_none(), "{method} failed: {v}");
-                    return v["result"].clone();
-                }
-                self.events.push(v);
-            }
-        }
-    }
-
-    fn eval(&mut self, js: &str) -> Value {
-        let r = self.call(
-            "Runtime.evaluate",
-            json!({"expression": js, "returnByValue": true}),
-        );
-        r["result"]["value"].clone()
-    }
-
-    fn navigate(&mut self, url: &str) {
-        self.events.clear();
-        self.call("Page.navigate", json!({"url": url}));
-        self.wait_for("document.readyState === 'complete'", "the page loads");
-    }
-
-    /// Poll a JavaScript condition (never reloading the page).
-    fn wait_for(&mut self, js: &str, what: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while self.eval(js) != json!(true) {
-            assert!(Instant::now() < deadline, "timed out waiting: {what}");
-            std::thread::sleep(Duration::from_millis(50));
-            while let Some(v) = self.read() {
-                self.events.push(v);
-            }
-        }
-    }
-
-    /// Console errors, uncaught exceptions and failed loads seen so far.
-    fn errors(&mut self) -> Vec<String> {
-        while let Some(v) = self.read() {
-            self.events.push(v);
-        }
-        self.events
-            .iter()
-            .filter(|e| {
-                let m = e["method"].as_str().unwrap_or("");
-                (m == "Runtime.consoleAPICalled" && e["params"]["type"] == "error")
-                    || m == "Runtime.exceptionThrown"
-                    || (m == "Log.entryAdded" && e["params"]["entry"]["level"] == "error")
-            })
-            .map(|e| e.to_string())
-            .collect()
-    }
 }
 
 fn served_campaign() -> PathBuf {

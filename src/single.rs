@@ -1,0 +1,286 @@
+//! `exhibit build --single-file`: one self-contained HTML file per campaign
+//! for e-mail and archives. Every page becomes a section of one document
+//! (ids scoped per page), the stylesheet is inlined, data downloads and
+//! images become `data:` URLs, and links to artifacts point at the file
+//! list, which gives each file's size and SHA-256.
+
+use crate::page::Page;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use regex::{Captures, Regex};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// What a `data:` URL keeps as it is; everything else is percent-encoded.
+const DATA_URL: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b',')
+    .remove(b'/')
+    .remove(b':');
+
+/// One page as a section of the single file.
+#[derive(Serialize)]
+pub struct Section {
+    pub id: String,
+    pub title: String,
+    pub html: String,
+}
+
+/// A file of the campaign as the single file lists it.
+pub struct Listed<'a> {
+    /// Published path (what links in pages name).
+    pub href: &'a str,
+    /// Anchor of its row in the file list.
+    pub anchor: String,
+}
+
+/// Section id of a page: the main page is `page-index`.
+pub fn section_id(output: &str) -> String {
+    format!("page-{}", output.trim_end_matches(".html"))
+}
+
+/// Prefix for ids inside a page's section; the main page keeps its own.
+fn scope(output: &str) -> String {
+    if output == "index.html" {
+        String::new()
+    } else {
+        format!("{}--", output.trim_end_matches(".html"))
+    }
+}
+
+/// Maps the links of the published site onto the single file.
+pub struct Linker<'a> {
+    /// Page output name -> id prefix of its section.
+    outputs: HashMap<&'a str, String>,
+    /// Published path -> anchor of its row in the file list.
+    files: HashMap<&'a str, &'a str>,
+}
+
+impl<'a> Linker<'a> {
+    pub fn new(pages: &'a [Page], files: &'a [Listed]) -> Self {
+        Linker {
+            outputs: pages
+                .iter()
+                .map(|p| (p.output.as_str(), scope(&p.output)))
+                .collect(),
+            files: files.iter().map(|f| (f.href, f.anchor.as_str())).collect(),
+        }
+    }
+
+    /// Where a link written in a page (ids scoped by `own`) leads in the
+    /// single file; `downloads` are inlined as `data:` URLs.
+    fn href(&self, value: &str, own: &str, downloads: &HashMap<&str, &[u8]>) -> String {
+        if let Some(id) = value.strip_prefix('#') {
+            return format!("#{own}{id}");
+        }
+        if value.contains("://") || value.starts_with("mailto:") || value.contains('@') {
+            return value.to_string();
+        }
+        let (path, frag) = match value.find('#') {
+            Some(i) => (&value[..i], &value[i + 1..]),
+            None => (value, ""),
+        };
+        if let Some(prefix) = self.outputs.get(path) {
+            return if frag.is_empty() {
+                format!("#{}", section_id(path))
+            } else {
+                format!("#{prefix}{frag}")
+            };
+        }
+        match path {
+            "ledger.html" => return "#ledger".into(),
+            "manifest.html" | "SHA256SUMS" | "audit.json" => return "#files".into(),
+            _ => {}
+        }
+        if let Some(bytes) = downloads.get(path) {
+            return data_url(mime(path), bytes);
+        }
+        self.files
+            .get(path)
+            .map_or_else(|| "#files".to_string(), |a| format!("#{a}"))
+    }
+
+    /// A fragment outside any page (the ledger table): links only.
+    pub fn fragment(&self, html: &str) -> String {
+        let none = HashMap::new();
+        rewrite(html, &|attr, value| match attr {
+            "href" => self.href(value, "", &none),
+            _ => value.to_string(),
+        })
+    }
+
+    /// Every page body as a section, in page order: ids scoped per page,
+    /// headings one level down, downloads and images inlined.
+    pub fn sections(
+        &self,
+        pages: &[Page],
+        images: &dyn Fn(&str) -> Option<Vec<u8>>,
+    ) -> Vec<Section> {
+        pages
+            .iter()
+            .map(|p| {
+                let downloads: HashMap<&str, &[u8]> = p
+                    .downloads
+                    .iter()
+                    .map(|d| (d.path.as_str(), d.bytes.as_slice()))
+                    .collect();
+                let own = scope(&p.output);
+                let html = rewrite(&p.html, &|attr, value| match attr {
+                    "id" => format!("{own}{value}"),
+                    "aria-labelledby" | "aria-describedby" => value
+                        .split_whitespace()
+                        .map(|v| format!("{own}{v}"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    "src" if !value.contains("://") && !value.starts_with("data:") => {
+                        let path = value.split('#').next().unwrap_or(value);
+                        images(path).map_or_else(|| value.to_string(), |b| data_url(mime(path), &b))
+                    }
+                    "href" => self.href(value, &own, &downloads),
+                    _ => value.to_string(),
+                });
+                Section {
+                    id: section_id(&p.output),
+                    title: p.title.clone(),
+                    html: demote_headings(&html),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Page titles become the `h2`s of the single file: every heading inside
+/// a page moves one level down (`h6` stays).
+fn demote_headings(html: &str) -> String {
+    static TAG: OnceLock<Regex> = OnceLock::new();
+    let re =
+        TAG.get_or_init(|| Regex::new(r"<(/?)h([1-5])([\s>])").expect("valid heading pattern"));
+    re.replace_all(html, |c: &Captures| {
+        let level: u8 = c[2].parse().unwrap_or(5);
+        format!("<{}h{}{}", &c[1], level + 1, &c[3])
+    })
+    .into_owned()
+}
+
+/// Apply `f(attribute, value)` to the attributes that name ids or URLs in
+/// HTML that exhibit wrote itself (values always double-quoted, escaped).
+fn rewrite(html: &str, f: &dyn Fn(&str, &str) -> String) -> String {
+    static ATTR: OnceLock<Regex> = OnceLock::new();
+    let re = ATTR.get_or_init(|| {
+        Regex::new(r#"(\s)(id|href|src|aria-labelledby|aria-describedby)="([^"]*)""#)
+            .expect("valid attribute pattern")
+    });
+    re.replace_all(html, |c: &Captures| {
+        let value = unescape(&c[3]);
+        format!(
+            "{}{}=\"{}\"",
+            &c[1],
+            &c[2],
+            crate::html::escape(&f(&c[2], &value))
+        )
+    })
+    .into_owned()
+}
+
+/// Undo [`crate::html::escape`] (and pulldown-cmark's attribute escaping).
+fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+fn data_url(mime: &str, bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => format!(
+            "data:{mime};charset=utf-8,{}",
+            utf8_percent_encode(text, DATA_URL)
+        ),
+        Err(_) => format!("data:{mime};base64,{}", base64(bytes)),
+    }
+}
+
+/// Standard base64 with padding (RFC 4648), for binary images.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn mime(path: &str) -> &'static str {
+    match path.rsplit('.').next().unwrap_or("") {
+        "csv" => "text/csv",
+        "json" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        _ => "text/plain",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_links_are_scoped_per_page() {
+        let html = r##"<h2 id="setup">Setup</h2><a href="#setup">up</a><a href="index.html#results">r</a><a href="notes.html">n</a><a href="artifacts/run.log">log</a><a href="https://example.com/?a=1&amp;b=2">x</a><svg aria-labelledby="chart-1-title chart-1-desc">"##;
+        let out = rewrite(html, &|attr, v| match attr {
+            "href" if v.starts_with('#') => format!("#notes--{}", &v[1..]),
+            "id" => format!("notes--{v}"),
+            "aria-labelledby" => v
+                .split(' ')
+                .map(|x| format!("notes--{x}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => v.to_string(),
+        });
+        assert!(out.contains(r#"<h2 id="notes--setup">"#), "{out}");
+        assert!(out.contains(r##"href="#notes--setup""##), "{out}");
+        assert!(
+            out.contains("notes--chart-1-title notes--chart-1-desc"),
+            "{out}"
+        );
+        assert!(out.contains("a=1&amp;b=2"), "escaping survives: {out}");
+        assert_eq!(
+            demote_headings("<h2 id=\"a\">A</h2><h6>x</h6><hr>"),
+            "<h3 id=\"a\">A</h3><h6>x</h6><hr>"
+        );
+    }
+
+    #[test]
+    fn data_urls_escape_what_html_and_urls_need() {
+        let u = data_url("text/csv", b"a,b\r\n\"x y\",#1%\r\n");
+        assert_eq!(
+            u,
+            "data:text/csv;charset=utf-8,a,b%0D%0A%22x%20y%22,%231%25%0D%0A"
+        );
+        assert_eq!(base64(b"\xff\x00"), "/wA=");
+        assert_eq!(base64(b"any carnal pleas"), "YW55IGNhcm5hbCBwbGVhcw==");
+        assert_eq!(
+            data_url("image/png", b"\x89PNG\xff"),
+            "data:image/png;base64,iVBOR/8="
+        );
+    }
+}
