@@ -457,6 +457,7 @@ impl<'a> Renderer<'a> {
             id: unique.clone(),
             text: text.clone(),
         });
+        let unique_id = unique.clone();
         self.pending.push(Event::Start(Tag::Heading {
             level: *level,
             id: Some(CowStr::from(unique)),
@@ -466,6 +467,17 @@ impl<'a> Renderer<'a> {
         for (e, _) in &events[1..] {
             match e {
                 Event::Html(s) | Event::InlineHtml(s) => self.pending.push(Event::Text(s.clone())),
+                Event::End(TagEnd::Heading(_)) => {
+                    // A link to the section itself, shown on hover and focus.
+                    self.pending.push(Event::InlineHtml(
+                        format!(
+                            " <a class=\"anchor\" href=\"#{}\"><span aria-hidden=\"true\">#</span><span class=\"sr-only\">Link to this section</span></a>",
+                            crate::html::escape(&unique_id)
+                        )
+                        .into(),
+                    ));
+                    self.pending.push(e.clone());
+                }
                 other => self.pending.push(other.clone()),
             }
         }

@@ -445,3 +445,37 @@ fn the_single_file_is_self_contained() {
         .success());
     assert!(!plain.join(&name).exists());
 }
+
+#[test]
+fn every_heading_links_to_itself_and_the_contents_list_to_each() {
+    let site = sample_site();
+    let main = read(&site.join(CAMPAIGN).join("index.html"));
+    let heading = regex::Regex::new(r#"<h([23]) id="([^"]+)">"#).unwrap();
+    let found: Vec<(String, String)> = heading
+        .captures_iter(&main)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect();
+    assert!(found.len() >= 8, "{found:?}");
+    for (level, id) in &found {
+        assert!(
+            main.contains(&format!("<a class=\"anchor\" href=\"#{id}\">")),
+            "heading #{id} has no self-link"
+        );
+        if level == "2" {
+            assert!(
+                main.contains(&format!("<li class=\"toc-l2\"><a href=\"#{id}\">")),
+                "#{id} not in the contents"
+            );
+        }
+    }
+    // Main page, ledger and manifest link to each other.
+    for page in ["index.html", "ledger.html", "manifest.html"] {
+        let html = read(&site.join(CAMPAIGN).join(page));
+        for other in ["index.html", "ledger.html", "manifest.html"] {
+            assert!(
+                html.contains(&format!("href=\"{other}\"")),
+                "{page} lacks a link to {other}"
+            );
+        }
+    }
+}
