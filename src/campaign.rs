@@ -76,6 +76,17 @@ pub struct Campaign {
     pub public: Meta,
     /// The raw bytes of campaign.json, checked against the manifest later.
     pub meta_sha256: String,
+    /// Page output names and lookups, made once from `public` (so reset
+    /// whenever `public` changes).
+    pub outputs: std::sync::OnceLock<Outputs>,
+}
+
+/// Page output names, and which page a source file or output name is.
+#[derive(Debug, Clone)]
+pub struct Outputs {
+    names: Vec<String>,
+    by_file: std::collections::HashMap<String, usize>,
+    by_output: std::collections::HashMap<String, usize>,
 }
 
 impl Campaign {
@@ -84,20 +95,48 @@ impl Campaign {
         self.dir.join(rel)
     }
 
+    fn outputs(&self) -> &Outputs {
+        self.outputs.get_or_init(|| {
+            let names: Vec<String> = (0..self.public.pages.len())
+                .map(|i| {
+                    if i == 0 {
+                        "index.html".to_string()
+                    } else {
+                        let stem = self.public.pages[i].file.trim_end_matches(".md");
+                        format!("{stem}.html")
+                    }
+                })
+                .collect();
+            let mut by_file = std::collections::HashMap::new();
+            for (i, p) in self.meta.pages.iter().enumerate() {
+                by_file.entry(p.file.clone()).or_insert(i);
+            }
+            let mut by_output = std::collections::HashMap::new();
+            for (i, n) in names.iter().enumerate() {
+                by_output.entry(n.clone()).or_insert(i);
+            }
+            Outputs {
+                names,
+                by_file,
+                by_output,
+            }
+        })
+    }
+
     /// The output file name of a page: the first page is `index.html`.
     pub fn page_output(&self, index: usize) -> String {
-        if index == 0 {
-            "index.html".to_string()
-        } else {
-            let stem = self.public.pages[index].file.trim_end_matches(".md");
-            format!("{stem}.html")
-        }
+        self.outputs().names[index].clone()
     }
 
     /// Output name of the page whose source is `file`, if it is a page.
     pub fn output_of_page(&self, file: &str) -> Option<String> {
-        let i = self.meta.pages.iter().position(|p| p.file == file)?;
+        let i = *self.outputs().by_file.get(file)?;
         Some(self.page_output(i))
+    }
+
+    /// Which page is written to `output` (`index.html`, `notes.html`).
+    pub fn page_with_output(&self, output: &str) -> Option<usize> {
+        self.outputs().by_output.get(output).copied()
     }
 }
 
@@ -167,6 +206,7 @@ pub fn load(dir: &Path) -> Result<Campaign> {
         public: meta.clone(),
         meta,
         meta_sha256,
+        outputs: std::sync::OnceLock::new(),
     })
 }
 

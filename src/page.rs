@@ -586,7 +586,7 @@ impl<'a> Renderer<'a> {
             return Ok(Some(format!("{}{frag}", self.store.public.published(path))));
         }
         let generated = ["manifest.html", "ledger.html", "audit.json", "SHA256SUMS"];
-        if (0..self.campaign.meta.pages.len()).any(|i| self.campaign.page_output(i) == path) {
+        if self.campaign.page_with_output(path).is_some() {
             let frag = frag.to_string();
             self.anchor(path, &frag, dest, at);
             return Ok(Some(dest.to_string()));

@@ -23,6 +23,10 @@ pub struct Public {
     reverse: HashMap<String, String>,
     /// Binary files the policy lets through unscanned (original paths).
     pub binary: BTreeSet<String>,
+    /// Text files in which the input scan found nothing (original paths).
+    pub clean: BTreeSet<String>,
+    /// Fingerprint of the detector that scanned them.
+    pub scanned_by: String,
 }
 
 impl Public {
@@ -109,7 +113,13 @@ pub fn prepare(
             scan_input(r, &cs[*i].path(f), evidences[*i].verified_sha256(f))
         })
         .collect();
-    let mut publics: Vec<Public> = cs.iter().map(|_| Public::default()).collect();
+    let mut publics: Vec<Public> = cs
+        .iter()
+        .map(|_| Public {
+            scanned_by: r.detector.fingerprint(),
+            ..Public::default()
+        })
+        .collect();
     let mut refused = String::new();
     for ((i, f), s) in jobs.iter().zip(scanned) {
         let s = s?;
@@ -125,6 +135,9 @@ pub fn prepare(
                     campaign::META_NAME
                 ));
             }
+        }
+        if !s.binary && s.hits.is_empty() {
+            publics[*i].clean.insert(f.clone());
         }
         let hits: Vec<_> = s.hits.into_iter().map(|(_, _, h)| h).collect();
         r.register(&hits);
@@ -147,6 +160,7 @@ pub fn prepare(
         let mut v = serde_json::to_value(&c.meta)?;
         r.redact_value(&mut v, &mut Counts::new());
         c.public = serde_json::from_value(v)?;
+        c.outputs = std::sync::OnceLock::new();
     }
     Ok(publics)
 }
@@ -162,14 +176,24 @@ pub struct Copied {
     pub binary: bool,
 }
 
-/// Copy `from` to `to`, redacting text on the way (binary files only when
-/// `binary` says the policy allows them), and check the original still has
-/// the verified hash.
-pub fn copy(r: &Redactor, from: &Path, to: &Path, expected: &str, binary: bool) -> Result<Copied> {
-    if let Some(dir) = to.parent() {
-        crate::fsx::create_dir_all(dir)?;
-    }
-    let mut out = std::io::BufWriter::new(crate::fsx::create(to)?);
+/// How [`copy`] treats a file's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Text: redacted on the way.
+    Redact,
+    /// Text the same detector already found clean: copied as it is.
+    Verbatim,
+    /// Binary the policy lets through unscanned.
+    Binary,
+}
+
+/// Copy `from` to `to`, redacting text on the way unless `mode` says
+/// otherwise, and check the original still has the verified hash.
+pub fn copy(r: &Redactor, from: &Path, to: &Path, expected: &str, mode: Mode) -> Result<Copied> {
+    // The caller has made the folder.
+    let file = std::fs::File::create(to)
+        .map_err(|e| anyhow::anyhow!("failed to create `{}`: {e}", to.display()))?;
+    let mut out = std::io::BufWriter::new(file);
     let (mut orig, mut publ) = (Sha256::new(), Sha256::new());
     let mut bytes = 0u64;
     let mut counts = Counts::new();
@@ -177,10 +201,10 @@ pub fn copy(r: &Redactor, from: &Path, to: &Path, expected: &str, binary: bool) 
     scan::for_each_chunk(crate::fsx::open(from)?, |chunk| {
         orig.update(chunk);
         bytes += chunk.len() as u64;
-        let redacted = if binary {
-            chunk.into()
-        } else {
+        let redacted = if mode == Mode::Redact {
             r.redact_bytes(chunk, &mut counts)
+        } else {
+            chunk.into()
         };
         publ.update(&redacted);
         out.write_all(&redacted).map_err(write_err)
@@ -202,6 +226,6 @@ pub fn copy(r: &Redactor, from: &Path, to: &Path, expected: &str, binary: bool) 
         published_sha256: crate::hash::hex(&publ.finalize()),
         bytes,
         redactions: counts,
-        binary,
+        binary: mode == Mode::Binary,
     })
 }

@@ -43,6 +43,33 @@ pub struct BuildReport {
     pub unverified: Vec<String>,
 }
 
+/// `EXHIBIT_TIMINGS=1`: how long each stage of a build took, on stderr
+/// (for benchmarks and profiles).
+struct Phases {
+    on: bool,
+    last: std::time::Instant,
+}
+
+impl Phases {
+    fn new() -> Self {
+        Phases {
+            on: std::env::var_os("EXHIBIT_TIMINGS").is_some_and(|v| v == "1"),
+            last: std::time::Instant::now(),
+        }
+    }
+
+    fn mark(&mut self, stage: &str) {
+        if self.on {
+            let now = std::time::Instant::now();
+            eprintln!(
+                "timing: {stage:<10} {:>8.1} ms",
+                (now - self.last).as_secs_f64() * 1e3
+            );
+            self.last = now;
+        }
+    }
+}
+
 /// Load a campaign's manifest and check its files.
 pub fn verify_campaign(c: &Campaign) -> Result<Evidence> {
     let m = manifest::load(&c.dir)?;
@@ -68,6 +95,7 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
 
 /// [`build`], reusing pages from `cache` where their inputs are unchanged.
 pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildReport> {
+    let mut phases = Phases::new();
     let out_abs = absolute(&opts.out)?;
     let root_abs = crate::fsx::canonicalize(&opts.root)
         .map_err(|_| anyhow::anyhow!("campaign folder `{}` does not exist", opts.root.display()))?;
@@ -90,6 +118,7 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         }
     }
     let theme = Theme::load(opts.theme.as_deref())?;
+    phases.mark("load");
 
     let mut evidences = campaigns
         .iter()
@@ -129,9 +158,11 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         .into());
     }
 
+    phases.mark("verify");
     let redactor = Redactor::new(Detector::new(campaigns.iter().map(|c| &c.meta.redaction))?);
     let mut campaigns = campaigns;
     let publics = public::prepare(&mut campaigns, &evidences, &redactor)?;
+    phases.mark("scan");
     let pages = campaigns
         .iter()
         .zip(&evidences)
@@ -139,6 +170,7 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         .map(|((c, e), p)| render_pages(c, e, p, &redactor, &theme, cache, opts.single_file))
         .collect::<Result<Vec<_>>>()?;
     let index = render_index(&campaigns, &evidences, &theme)?;
+    phases.mark("render");
     // Copies and the rescan also look for secrets the pages met by key.
     let redactor = redactor.with_known_secrets()?;
 
@@ -154,14 +186,17 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         theme: &theme,
         single_file: opts.single_file,
     };
-    let written = site
-        .write(&staging, pages, &index)
-        .and_then(|unscanned| rescan(&staging, &redactor, &unscanned));
+    let written = site.write(&staging, pages, &index).and_then(|written| {
+        phases.mark("write");
+        rescan(&staging, &redactor, &written)
+    });
+    phases.mark("rescan");
     if let Err(e) = written {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
     }
     swap_in(&staging, &opts.out)?;
+    phases.mark("swap");
     Ok(BuildReport {
         campaigns: campaigns.len(),
         pages: campaigns.iter().map(|c| c.meta.pages.len()).sum(),
@@ -196,8 +231,11 @@ fn accept_edits(e: &mut Evidence) -> Vec<String> {
 
 /// Scan the written site with the same detectors; anything found fails
 /// the build, and the report names file, line and category only.
-fn rescan(staging: &Path, r: &Redactor, unscanned: &BTreeSet<String>) -> Result<()> {
-    let report = scan::scan_path(&r.detector, staging, &|rel| rel.to_string())?;
+fn rescan(staging: &Path, r: &Redactor, written: &Written) -> Result<()> {
+    let report = scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), &|rel| {
+        written.verbatim.contains(rel)
+    })?;
+    let unscanned = &written.unscanned;
     let mut problems = String::new();
     for f in &report.findings {
         problems.push_str(&format!(
@@ -275,17 +313,33 @@ struct NavItem {
     current: bool,
 }
 
+/// Campaigns with more pages than this get a short header navigation (main
+/// page, the page list, ledger, manifest) and previous/next links instead
+/// of one tab per page: a tab row on every page would make the site grow
+/// with the square of the page count.
+pub const TABS_UP_TO: usize = 12;
+
 fn nav(c: &Campaign, current: &str) -> Vec<NavItem> {
-    let mut items: Vec<NavItem> = c
-        .public
-        .pages
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.title.clone(), c.page_output(i)))
-        .chain([
-            ("Failure ledger".to_string(), "ledger.html".to_string()),
-            ("Manifest".to_string(), "manifest.html".to_string()),
-        ])
+    let pages = c.public.pages.len();
+    let mut items: Vec<(String, String)> = if pages <= TABS_UP_TO {
+        (0..pages)
+            .map(|i| (c.public.pages[i].title.clone(), c.page_output(i)))
+            .collect()
+    } else {
+        vec![
+            (c.public.pages[0].title.clone(), "index.html".to_string()),
+            (
+                format!("All {pages} pages"),
+                "index.html#all-pages".to_string(),
+            ),
+        ]
+    };
+    items.extend([
+        ("Failure ledger".to_string(), "ledger.html".to_string()),
+        ("Manifest".to_string(), "manifest.html".to_string()),
+    ]);
+    let mut items: Vec<NavItem> = items
+        .into_iter()
         .map(|(title, href)| NavItem {
             current: href == current,
             title,
@@ -296,13 +350,79 @@ fn nav(c: &Campaign, current: &str) -> Vec<NavItem> {
     items
 }
 
+/// Previous and next page, for campaigns too long for tabs.
+fn pager(c: &Campaign, current: &str) -> Vec<NavItem> {
+    let pages = c.public.pages.len();
+    if pages <= TABS_UP_TO {
+        return Vec::new();
+    }
+    let Some(i) = c.page_with_output(current) else {
+        return Vec::new();
+    };
+    let item = |j: usize, rel: &str| NavItem {
+        title: format!("{rel}: {}", c.public.pages[j].title),
+        href: c.page_output(j),
+        current: false,
+    };
+    let mut out = Vec::new();
+    if i > 0 {
+        out.push(item(i - 1, "Previous"));
+    }
+    if i + 1 < pages {
+        out.push(item(i + 1, "Next"));
+    }
+    out
+}
+
+/// The main page of a long campaign lists every page.
+fn all_pages(c: &Campaign, current: &str) -> Vec<NavItem> {
+    let pages = c.public.pages.len();
+    if pages <= TABS_UP_TO || current != "index.html" {
+        return Vec::new();
+    }
+    (1..pages)
+        .map(|i| NavItem {
+            title: c.public.pages[i].title.clone(),
+            href: c.page_output(i),
+            current: false,
+        })
+        .collect()
+}
+
+/// What templates get as `campaign`: the header facts, not the page list
+/// (which would be copied into every page's context).
+#[derive(Serialize)]
+struct Facts<'a> {
+    id: &'a str,
+    title: &'a str,
+    date: &'a str,
+    state: &'a str,
+    scope: &'a str,
+    decision: &'a str,
+    summary: Option<&'a str>,
+}
+
 fn base_context(c: &Campaign, current: &str, title: &str, theme: &Theme) -> tera::Context {
+    let m = &c.public;
     let mut ctx = tera::Context::new();
     ctx.insert("generator", GENERATOR);
     ctx.insert("root", "../");
     ctx.insert("css", &theme.css);
-    ctx.insert("campaign", &c.public);
+    ctx.insert(
+        "campaign",
+        &Facts {
+            id: &m.id,
+            title: &m.title,
+            date: &m.date,
+            state: &m.state,
+            scope: &m.scope,
+            decision: &m.decision,
+            summary: m.summary.as_deref(),
+        },
+    );
     ctx.insert("nav", &nav(c, current));
+    ctx.insert("pager", &pager(c, current));
+    ctx.insert("all_pages", &all_pages(c, current));
     ctx.insert("is_main", &(current == "index.html"));
     ctx.insert("page_title", title);
     ctx.insert("toc", &Vec::<page::Heading>::new());
@@ -502,18 +622,22 @@ struct Site<'a> {
     single_file: bool,
 }
 
-/// A campaign file to publish: (published path, original path, verified sha256, binary).
-type Copy = (String, String, String, bool);
+/// A campaign file to publish: (published path, original path, verified sha256, how).
+type Copy = (String, String, String, public::Mode);
+
+/// Files the rescan treats apart (paths relative to the staging folder).
+#[derive(Default)]
+struct Written {
+    /// Binary files published unscanned by policy.
+    unscanned: BTreeSet<String>,
+    /// Exact copies of inputs the same detector found clean: only their
+    /// names are scanned again.
+    verbatim: BTreeSet<String>,
+}
 
 impl Site<'_> {
-    /// Write the whole site into `staging`; returns the binary files
-    /// published unscanned (paths relative to `staging`).
-    fn write(
-        &self,
-        staging: &Path,
-        pages: Vec<Rendered>,
-        index: &[u8],
-    ) -> Result<BTreeSet<String>> {
+    /// Write the whole site into `staging`.
+    fn write(&self, staging: &Path, pages: Vec<Rendered>, index: &[u8]) -> Result<Written> {
         crate::fsx::create_dir_all(staging)?;
         crate::fsx::write(
             &staging.join(MARKER),
@@ -523,17 +647,20 @@ impl Site<'_> {
         for a in &self.theme.assets {
             crate::fsx::write(&staging.join(&a.path), &a.bytes)?;
         }
-        let mut unscanned = BTreeSet::new();
+        let mut written = Written::default();
         for (i, rendered) in pages.into_iter().enumerate() {
-            let c = &self.campaigns[i];
-            for rel in self.write_campaign(staging, i, rendered)? {
-                unscanned.insert(format!("{}/{rel}", c.public.id));
-            }
+            self.write_campaign(staging, i, rendered, &mut written)?;
         }
-        Ok(unscanned)
+        Ok(written)
     }
 
-    fn write_campaign(&self, staging: &Path, i: usize, rendered: Rendered) -> Result<Vec<String>> {
+    fn write_campaign(
+        &self,
+        staging: &Path,
+        i: usize,
+        rendered: Rendered,
+        written: &mut Written,
+    ) -> Result<()> {
         let (c, e, p) = (&self.campaigns[i], &self.evidences[i], &self.publics[i]);
         let dir = staging.join(&c.public.id);
         let published_manifest = match e.manifest.format {
@@ -546,19 +673,22 @@ impl Site<'_> {
             .files
             .iter()
             .map(|f| {
+                let published = p.published(&f.path);
+                let mode = self.copy_mode(p, &f.path, &published);
                 (
-                    p.published(&f.path),
+                    published,
                     f.path.clone(),
                     f.sha256.clone().unwrap_or_default(),
-                    p.binary.contains(&f.path),
+                    mode,
                 )
             })
             .collect();
+        let mode = self.copy_mode(p, &e.manifest.name, &published_manifest);
         copies.push((
             published_manifest.clone(),
             e.manifest.name.clone(),
             e.manifest.sha256.clone(),
-            false,
+            mode,
         ));
         let mut taken: BTreeSet<String> =
             rendered.generated.iter().map(|(p, _)| p.clone()).collect();
@@ -572,18 +702,47 @@ impl Site<'_> {
                 return Err(InputError::new(&c.path(original), 0, 0, format!("`{published}` would collide with another file of the published campaign; rename this file")).into());
             }
         }
-        let copied: Vec<Copied> = copies
-            .par_iter()
-            .map(|(published, original, expected, binary)| {
-                public::copy(
-                    self.redactor,
-                    &c.path(original),
-                    &dir.join(published),
-                    expected,
-                    *binary,
-                )
-            })
-            .collect::<Result<_>>()?;
+        // Folders first, once; then copies and pages are written at once.
+        let dirs: BTreeSet<PathBuf> = copies
+            .iter()
+            .map(|c| c.0.as_str())
+            .chain(rendered.generated.iter().map(|(rel, _)| rel.as_str()))
+            .filter_map(|rel| dir.join(rel).parent().map(Path::to_path_buf))
+            .collect();
+        crate::fsx::create_dir_all(&dir)?;
+        for d in &dirs {
+            crate::fsx::create_dir_all(d)?;
+        }
+        let write_one = |rel: &String, bytes: &Vec<u8>| -> Result<(String, String)> {
+            std::fs::write(dir.join(rel), bytes).map_err(|e| {
+                anyhow::anyhow!("failed to write `{}`: {e}", dir.join(rel).display())
+            })?;
+            Ok((rel.clone(), crate::hash::sha256_bytes(bytes)))
+        };
+        let (copied, page_sums) = rayon::join(
+            || {
+                copies
+                    .par_iter()
+                    .map(|(published, original, expected, mode)| {
+                        public::copy(
+                            self.redactor,
+                            &c.path(original),
+                            &dir.join(published),
+                            expected,
+                            *mode,
+                        )
+                    })
+                    .collect::<Result<Vec<Copied>>>()
+            },
+            || {
+                rendered
+                    .generated
+                    .par_iter()
+                    .map(|(rel, bytes)| write_one(rel, bytes))
+                    .collect::<Result<Vec<_>>>()
+            },
+        );
+        let (copied, page_sums) = (copied?, page_sums?);
 
         let single = if self.single_file {
             let name = format!("{}.html", c.public.id);
@@ -594,17 +753,16 @@ impl Site<'_> {
         } else {
             None
         };
-        let mut generated = rendered.generated;
-        generated.push((
-            "manifest.html".into(),
+        let mut generated = vec![(
+            "manifest.html".to_string(),
             self.manifest_page(i, &copied, &published_manifest)?,
-        ));
+        )];
         generated.extend(single);
         // published path -> sha256
-        let mut sums: BTreeMap<String, String> = BTreeMap::new();
+        let mut sums: BTreeMap<String, String> = page_sums.into_iter().collect();
         for (rel, bytes) in &generated {
-            crate::fsx::write(&dir.join(rel), bytes)?;
-            sums.insert(rel.clone(), crate::hash::sha256_bytes(bytes));
+            let (rel, sha) = write_one(rel, bytes)?;
+            sums.insert(rel, sha);
         }
         for ((published, _, _, _), k) in copies.iter().zip(&copied) {
             sums.insert(published.clone(), k.published_sha256.clone());
@@ -649,7 +807,31 @@ impl Site<'_> {
             .map(|(p, h)| manifest::sums_line(h, p))
             .collect();
         crate::fsx::write(&dir.join(manifest::SUMS_NAME), text.as_bytes())?;
-        Ok(copies.into_iter().filter(|c| c.3).map(|c| c.0).collect())
+        for (published, _, _, mode) in copies {
+            let rel = format!("{}/{published}", c.public.id);
+            match mode {
+                public::Mode::Binary => written.unscanned.insert(rel),
+                public::Mode::Verbatim => written.verbatim.insert(rel),
+                public::Mode::Redact => false,
+            };
+        }
+        Ok(())
+    }
+
+    /// Binary by policy; verbatim when the input scan found nothing with
+    /// the detector the copies use, and the copy is read the same way;
+    /// otherwise redacted.
+    fn copy_mode(&self, p: &Public, original: &str, published: &str) -> public::Mode {
+        if p.binary.contains(original) {
+            public::Mode::Binary
+        } else if p.clean.contains(original)
+            && p.scanned_by == self.redactor.detector.fingerprint()
+            && scan::View::of(Path::new(original)) == scan::View::of(Path::new(published))
+        {
+            public::Mode::Verbatim
+        } else {
+            public::Mode::Redact
+        }
     }
 
     fn manifest_rows<'b>(&'b self, i: usize, copied: &'b [Copied]) -> Vec<ManifestRow<'b>> {

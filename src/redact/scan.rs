@@ -228,16 +228,18 @@ pub fn strip_tags(s: &str) -> String {
             return out;
         };
         let tag = &rest[i + 1..i + j];
-        let name: String = tag
-            .trim_start_matches('/')
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect::<String>()
-            .to_ascii_lowercase();
-        if !INLINE.contains(&name.as_str()) {
+        let bare = tag.strip_prefix('/').unwrap_or(tag);
+        let len = bare
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+        let name = &bare[..len];
+        if !INLINE.iter().any(|t| t.eq_ignore_ascii_case(name)) {
             out.push(' ');
         }
-        out.extend(tag.chars().filter(|&c| c == '\n'));
+        for _ in tag.bytes().filter(|&b| b == b'\n') {
+            out.push('\n');
+        }
         rest = &rest[i + j + 1..];
     }
     out.push_str(rest);
@@ -411,6 +413,17 @@ pub fn scan_path(
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
 ) -> Result<Report> {
+    scan_path_except(det, path, display, &|_| false)
+}
+
+/// [`scan_path`], reading only the names of files `known_clean` accepts
+/// (files whose bytes this same detector already found clean).
+pub fn scan_path_except(
+    det: &Detector,
+    path: &Path,
+    display: &(dyn Fn(&str) -> String + Sync),
+    known_clean: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Report> {
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     if path.is_file() {
         let name = path
@@ -447,6 +460,9 @@ pub fn scan_path(
                     category: h.category,
                 })
                 .collect();
+            if known_clean(rel) {
+                return Ok((findings, false));
+            }
             let scanned = scan_file(det, full)?;
             findings.extend(scanned.hits.into_iter().map(|(line, column, h)| Finding {
                 file: shown.clone(),
