@@ -402,7 +402,14 @@ struct Facts<'a> {
     summary: Option<&'a str>,
 }
 
-fn base_context(c: &Campaign, current: &str, title: &str, theme: &Theme) -> tera::Context {
+/// `single`: the build also writes the one-file copy, linked from the footer.
+fn base_context(
+    c: &Campaign,
+    current: &str,
+    title: &str,
+    theme: &Theme,
+    single: bool,
+) -> tera::Context {
     let m = &c.public;
     let mut ctx = tera::Context::new();
     ctx.insert("generator", GENERATOR);
@@ -426,6 +433,9 @@ fn base_context(c: &Campaign, current: &str, title: &str, theme: &Theme) -> tera
     ctx.insert("is_main", &(current == "index.html"));
     ctx.insert("page_title", title);
     ctx.insert("toc", &Vec::<page::Heading>::new());
+    if single {
+        ctx.insert("single_file", &format!("{}.html", m.id));
+    }
     ctx
 }
 
@@ -498,7 +508,7 @@ fn render_pages(
     let mut generated = pages
         .par_iter()
         .map(|p| {
-            let mut ctx = base_context(c, &p.output, &p.title, theme);
+            let mut ctx = base_context(c, &p.output, &p.title, theme, keep_pages);
             ctx.insert("content", &p.html);
             ctx.insert(
                 "toc",
@@ -527,7 +537,7 @@ fn render_pages(
         .filter(|l| seen.insert(l.id.clone()))
         .cloned()
         .collect();
-    let mut ctx = base_context(c, "ledger.html", "Failure ledger", theme);
+    let mut ctx = base_context(c, "ledger.html", "Failure ledger", theme, keep_pages);
     ctx.insert("count", &ledger.len());
     ctx.insert("ledger", &crate::blocks::entries_table(&ledger));
     generated.push((
@@ -866,7 +876,7 @@ impl Site<'_> {
     ) -> tera::Context {
         let (c, e) = (&self.campaigns[i], &self.evidences[i]);
         let redacted: usize = copied.iter().flat_map(|k| k.redactions.values()).sum();
-        let mut ctx = base_context(c, current, title, self.theme);
+        let mut ctx = base_context(c, current, title, self.theme, self.single_file);
         ctx.insert("files", &self.manifest_rows(i, copied));
         ctx.insert("summary", &e.summary());
         ctx.insert("all_ok", &e.all_ok());

@@ -177,6 +177,7 @@ pub fn render(
     html.push_str("<div class=\"chart-frame\" tabindex=\"0\">");
     html.push_str(&svg);
     html.push_str("</div>");
+    html.push_str(&legend(spec));
     if let Some(c) = &spec.caption {
         html.push_str(&format!("<figcaption>{}</figcaption>", escape(c)));
     }
@@ -423,6 +424,30 @@ fn annotate(svg: &str, spec: &ChartSpec, data: &Data, id: &str) -> String {
         escape(&desc),
         body
     )
+}
+
+/// The legend again in HTML, under the chart: it stays in view when the
+/// chart scrolls sideways on a phone. Decorative for screen readers, who
+/// get the description and the data table.
+fn legend(spec: &ChartSpec) -> String {
+    let mut html = String::from("<ul class=\"legend\" aria-hidden=\"true\">");
+    for (s, series) in spec.series.iter().enumerate() {
+        let c = PALETTE[s];
+        let hatched = if spec.chart_type == ChartType::Bar && s % 2 == 1 {
+            " hatched"
+        } else {
+            ""
+        };
+        html.push_str(&format!(
+            "<li><span class=\"swatch{hatched}\" style=\"background-color: #{:02X}{:02X}{:02X}\"></span>{}</li>",
+            c.0,
+            c.1,
+            c.2,
+            escape(&series.name)
+        ));
+    }
+    html.push_str("</ul>");
+    html
 }
 
 fn data_table(spec: &ChartSpec, data: &Data, y_fmt: &Format) -> String {

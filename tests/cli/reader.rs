@@ -190,7 +190,7 @@ fn phone_and_desktop_in_light_and_dark_with_screenshots() {
                     assert_eq!(m["numAlign"], "right", "{at}");
                     assert_eq!(m["numFigures"], "tabular-nums", "{at}");
                     // The chart keeps a legible size; on a phone its box scrolls.
-                    assert!(m["chartWidth"].as_f64().unwrap() >= 560.0, "{at}: {m}");
+                    assert!(m["chartWidth"].as_f64().unwrap() >= 480.0, "{at}: {m}");
                     let toc = if width > 800 { "sticky" } else { "static" };
                     assert_eq!(m["toc"], toc, "{at}");
                 }
