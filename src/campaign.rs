@@ -247,6 +247,7 @@ fn check(path: &Path, text: &str, meta: &Meta) -> Result<()> {
     if meta.pages.is_empty() {
         return Err(at("pages", "`pages` must list at least one page".into()));
     }
+    let mut seen = std::collections::HashSet::new();
     for (i, page) in meta.pages.iter().enumerate() {
         let stem = page.file.strip_suffix(".md").unwrap_or("");
         if stem.is_empty() || stem.contains(['/', '\\']) || stem.starts_with('.') {
@@ -267,7 +268,7 @@ fn check(path: &Path, text: &str, meta: &Meta) -> Result<()> {
                 ),
             ));
         }
-        if meta.pages[..i].iter().any(|p| p.file == page.file) {
+        if !seen.insert(page.file.as_str()) {
             return Err(at("pages", format!("page `{}` is listed twice", page.file)));
         }
     }

@@ -69,7 +69,15 @@ pub struct Evidence {
     pub manifest: Manifest,
     /// Sorted by path.
     pub files: Vec<FileCheck>,
+    /// The bytes of small files, exactly as hashed, so later stages read
+    /// each input once (see [`KEEP_FILE`] and [`KEEP_TOTAL`]).
+    kept: std::collections::HashMap<String, std::sync::Arc<[u8]>>,
 }
+
+/// Files up to this size are kept in memory after hashing...
+pub const KEEP_FILE: u64 = 1 << 20;
+/// ...until this much is kept; larger files and the rest stream from disk.
+pub const KEEP_TOTAL: u64 = 48 << 20;
 
 impl Evidence {
     pub fn all_ok(&self) -> bool {
@@ -216,15 +224,17 @@ pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Resul
     }
 
     let progress = Progress::new(dir, &files, &to_hash);
-    type Hashed = (usize, Result<(String, u64), String>);
-    let hashed: Vec<Hashed> = to_hash
+    let budget = std::sync::atomic::AtomicU64::new(KEEP_TOTAL);
+    type Job = (usize, Result<Hashed, String>);
+    let hashed: Vec<Job> = to_hash
         .par_iter()
         .map(|&i| {
-            let r = hash_stable(&dir.join(&files[i].path), &progress);
+            let r = hash_stable(&dir.join(&files[i].path), &progress, &budget);
             (i, r)
         })
         .collect();
     progress.finish();
+    let mut kept = std::collections::HashMap::new();
     for (i, result) in hashed {
         let f = &mut files[i];
         match result {
@@ -232,10 +242,13 @@ pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Resul
                 f.verdict = Verdict::Unreadable;
                 f.detail = Some(why);
             }
-            Ok((sha, bytes)) => {
-                judge(f, &sha, bytes);
-                f.sha256 = Some(sha);
-                f.bytes = Some(bytes);
+            Ok(h) => {
+                judge(f, &h.sha256, h.bytes);
+                f.sha256 = Some(h.sha256);
+                f.bytes = Some(h.bytes);
+                if let Some(content) = h.content {
+                    kept.insert(f.path.clone(), content);
+                }
             }
         }
     }
@@ -245,6 +258,7 @@ pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Resul
         dir: dir.to_path_buf(),
         manifest,
         files,
+        kept,
     })
 }
 
@@ -331,18 +345,48 @@ pub fn reuse_hashes() {
     HASHES.get_or_init(Default::default);
 }
 
-fn hash_stable(path: &Path, progress: &Progress) -> Result<(String, u64), String> {
+/// A file's hash, size and, when small enough and within budget, its bytes.
+struct Hashed {
+    sha256: String,
+    bytes: u64,
+    content: Option<std::sync::Arc<[u8]>>,
+}
+
+fn hash_stable(
+    path: &Path,
+    progress: &Progress,
+    budget: &std::sync::atomic::AtomicU64,
+) -> Result<Hashed, String> {
+    use std::sync::atomic::Ordering;
     let before = stamp(path).map_err(io_reason)?;
     if let Some(cache) = HASHES.get() {
         let known = cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((s, sha)) = known.get(path).filter(|(s, _)| *s == before) {
-            return Ok((sha.clone(), s.0));
+            return Ok(Hashed {
+                sha256: sha.clone(),
+                bytes: s.0,
+                content: None,
+            });
         }
     }
-    let (sha, bytes) = {
+    // Small files are read whole and kept while the budget lasts.
+    let keep = before.0 <= KEEP_FILE
+        && budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(before.0)
+            })
+            .is_ok();
+    let (sha, bytes, content) = if keep {
+        let data = std::fs::read(path).map_err(io_reason)?;
+        progress.add(data.len() as u64);
+        let sha = crate::hash::sha256_bytes(&data);
+        let n = data.len() as u64;
+        (sha, n, Some(std::sync::Arc::from(data)))
+    } else {
         let file = std::fs::File::open(path).map_err(io_reason)?;
         let mut reader = progress.wrap(file);
-        crate::hash::sha256_reader(&mut reader).map_err(io_reason)?
+        let (sha, n) = crate::hash::sha256_reader(&mut reader).map_err(io_reason)?;
+        (sha, n, None)
     };
     let after = stamp(path).map_err(io_reason)?;
     if before != after || before.0 != bytes {
@@ -352,7 +396,11 @@ fn hash_stable(path: &Path, progress: &Progress) -> Result<(String, u64), String
         let mut known = cache.lock().unwrap_or_else(|e| e.into_inner());
         known.insert(path.to_path_buf(), (before, sha.clone()));
     }
-    Ok((sha, bytes))
+    Ok(Hashed {
+        sha256: sha,
+        bytes,
+        content,
+    })
 }
 
 fn io_reason(e: std::io::Error) -> String {
@@ -420,6 +468,12 @@ fn walk(dir: &Path) -> anyhow::Result<BTreeMap<String, (Kind, Option<String>)>> 
 }
 
 impl Evidence {
+    /// The bytes of a verified file as they were hashed, if they were kept.
+    pub fn kept(&self, rel: &str) -> Option<&std::sync::Arc<[u8]>> {
+        self.verified_sha256(rel)?;
+        self.kept.get(rel)
+    }
+
     /// Read a verified file whole, re-checking its hash so that what is
     /// parsed is exactly what was verified.
     pub fn read_verified(&self, rel: &str) -> anyhow::Result<Vec<u8>> {
@@ -430,6 +484,9 @@ impl Evidence {
                 path.display()
             )
         })?;
+        if let Some(kept) = self.kept(rel) {
+            return Ok(kept.to_vec());
+        }
         let bytes = crate::fsx::read(&path)?;
         if crate::hash::sha256_bytes(&bytes) != expected {
             return Err(crate::error::EvidenceFailed {
@@ -475,6 +532,12 @@ impl Progress {
         match &self.0 {
             Some(bar) => Box::new(bar.wrap_read(reader)),
             None => Box::new(reader),
+        }
+    }
+
+    fn add(&self, n: u64) {
+        if let Some(bar) = &self.0 {
+            bar.inc(n);
         }
     }
 

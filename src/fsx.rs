@@ -28,6 +28,24 @@ pub fn remove_dir_all(path: &Path) -> Result<()> {
     fs::remove_dir_all(path).with_context(|| format!("failed to remove `{}`", path.display()))
 }
 
+/// [`remove_dir_all`] on every core: for a site of thousands of files.
+/// Symbolic links are removed, never followed.
+pub fn remove_tree(path: &Path) -> Result<()> {
+    use rayon::prelude::*;
+    fn go(p: &Path) -> std::io::Result<()> {
+        let entries = fs::read_dir(p)?.collect::<std::io::Result<Vec<_>>>()?;
+        entries.par_iter().try_for_each(|e| {
+            if e.file_type()?.is_dir() {
+                go(&e.path())
+            } else {
+                fs::remove_file(e.path())
+            }
+        })?;
+        fs::remove_dir(p)
+    }
+    go(path).with_context(|| format!("failed to remove `{}`", path.display()))
+}
+
 pub fn rename(from: &Path, to: &Path) -> Result<()> {
     fs::rename(from, to).with_context(|| {
         format!(

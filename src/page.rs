@@ -228,6 +228,19 @@ impl<'a> Renderer<'a> {
             }
             events.push((e, r));
         }
+        // Nothing in the page's strings can match: no string needs its own
+        // redaction pass. (A match inside any one string would also be a
+        // match in them all, one per line.)
+        let mut all = String::new();
+        for (e, _) in &events {
+            if let Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) = e {
+                all.push_str(t);
+                all.push('\n');
+            }
+        }
+        if !self.store.redactor.detector.any_candidate(all.as_bytes()) {
+            return events;
+        }
         // An `exhibit` block body is redacted when the block is parsed.
         let mut in_block = false;
         for (e, _) in &mut events {

@@ -51,8 +51,9 @@ impl Public {
 fn order(c: &Campaign, e: &Evidence) -> Vec<String> {
     let mut files = vec![campaign::META_NAME.to_string()];
     files.extend(c.meta.pages.iter().map(|p| p.file.clone()));
+    let listed: std::collections::HashSet<String> = files.iter().cloned().collect();
     for f in &e.files {
-        if !files.contains(&f.path) {
+        if !listed.contains(&f.path) {
             files.push(f.path.clone());
         }
     }
@@ -71,15 +72,24 @@ pub fn reuse_scans() {
     SCANS.get_or_init(Default::default);
 }
 
-fn scan_input(r: &Redactor, path: &Path, sha256: Option<&str>) -> Result<scan::Scanned> {
+fn scan_input(
+    r: &Redactor,
+    path: &Path,
+    sha256: Option<&str>,
+    kept: Option<&[u8]>,
+) -> Result<scan::Scanned> {
+    let scan = || match kept {
+        Some(bytes) => scan::scan_reader(&r.detector, bytes, scan::View::of(path)),
+        None => scan::scan_file(&r.detector, path),
+    };
     let (Some(cache), Some(sha)) = (SCANS.get(), sha256) else {
-        return scan::scan_file(&r.detector, path);
+        return scan();
     };
     let key = (r.detector.fingerprint(), sha.to_string());
     if let Some(s) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(s.clone());
     }
-    let scanned = scan::scan_file(&r.detector, path)?;
+    let scanned = scan()?;
     cache
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -110,7 +120,13 @@ pub fn prepare(
                     hits: Vec::new(),
                 });
             }
-            scan_input(r, &cs[*i].path(f), evidences[*i].verified_sha256(f))
+            let e = &evidences[*i];
+            scan_input(
+                r,
+                &cs[*i].path(f),
+                e.verified_sha256(f),
+                e.kept(f).map(|b| &b[..]),
+            )
         })
         .collect();
     let mut publics: Vec<Public> = cs
@@ -187,9 +203,40 @@ pub enum Mode {
     Binary,
 }
 
-/// Copy `from` to `to`, redacting text on the way unless `mode` says
-/// otherwise, and check the original still has the verified hash.
-pub fn copy(r: &Redactor, from: &Path, to: &Path, expected: &str, mode: Mode) -> Result<Copied> {
+/// Copy `from` (or its `kept` bytes, exactly as verified) to `to`,
+/// redacting text on the way unless `mode` says otherwise, and check the
+/// original still has the verified hash.
+pub fn copy(
+    r: &Redactor,
+    from: &Path,
+    kept: Option<&[u8]>,
+    to: &Path,
+    expected: &str,
+    mode: Mode,
+) -> Result<Copied> {
+    if let Some(bytes) = kept {
+        let sha256 = expected.to_string();
+        let mut counts = Counts::new();
+        let published = if mode == Mode::Redact {
+            r.redact_bytes(bytes, &mut counts)
+        } else {
+            bytes.into()
+        };
+        std::fs::write(to, &published)
+            .map_err(|e| anyhow::anyhow!("failed to write `{}`: {e}", to.display()))?;
+        let published_sha256 = if published.as_ref() == bytes {
+            sha256.clone()
+        } else {
+            crate::hash::sha256_bytes(&published)
+        };
+        return Ok(Copied {
+            sha256,
+            published_sha256,
+            bytes: bytes.len() as u64,
+            redactions: counts,
+            binary: mode == Mode::Binary,
+        });
+    }
     // The caller has made the folder.
     let file = std::fs::File::create(to)
         .map_err(|e| anyhow::anyhow!("failed to create `{}`: {e}", to.display()))?;

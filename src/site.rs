@@ -737,6 +737,7 @@ impl Site<'_> {
                         public::copy(
                             self.redactor,
                             &c.path(original),
+                            e.kept(original).map(|b| &b[..]),
                             &dir.join(published),
                             expected,
                             *mode,
@@ -993,7 +994,7 @@ fn swap_in(staging: &Path, out: &Path) -> Result<()> {
         let _ = std::fs::remove_dir_all(staging);
         return Err(e);
     }
-    crate::fsx::remove_dir_all(&old)
+    crate::fsx::remove_tree(&old)
 }
 
 /// An absolute form of a path that may not exist yet.

@@ -150,6 +150,15 @@ impl Detector {
 
     /// Every finding in `text`, in order, overlaps resolved (the earlier,
     /// then the longer, wins), allowed values dropped.
+    /// `false` when no pattern of this detector matches anywhere in
+    /// `text`, so [`Self::find`] would find nothing in it or in any part
+    /// of it: a cheap test before redacting many small strings one by one.
+    pub fn any_candidate(&self, text: &[u8]) -> bool {
+        rules::any_candidate(text)
+            || self.policy.as_ref().is_some_and(|re| re.is_match(text))
+            || self.known.as_ref().is_some_and(|re| re.is_match(text))
+    }
+
     pub fn find(&self, text: &[u8]) -> Vec<Hit> {
         let mut hits = Vec::new();
         rules::find(text, &mut hits);

@@ -71,6 +71,12 @@ pub struct Hit {
 }
 
 /// Every hit of the built-in rules in `text`, in order.
+/// Could [`find`] report anything in `text`? `false` is certain; `true`
+/// means a rule's pattern matches somewhere (its checks may still refuse).
+pub fn any_candidate(text: &[u8]) -> bool {
+    builtin().is_match(text)
+}
+
 pub fn find(text: &[u8], out: &mut Vec<Hit>) {
     let re = builtin();
     let mut at = 0;

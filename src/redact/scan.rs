@@ -208,12 +208,40 @@ pub fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
         .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))
 }
 
-/// Inline elements whose tags a reader does not see as a break.
-const INLINE: &[&str] = &[
-    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "del", "dfn", "em", "i", "ins", "kbd",
-    "mark", "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "tspan", "u", "var",
-    "wbr",
-];
+/// Inline elements, whose tags a reader does not see as a break (names
+/// in lower case).
+fn inline(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"a" | b"abbr"
+            | b"b"
+            | b"bdi"
+            | b"bdo"
+            | b"cite"
+            | b"code"
+            | b"data"
+            | b"del"
+            | b"dfn"
+            | b"em"
+            | b"i"
+            | b"ins"
+            | b"kbd"
+            | b"mark"
+            | b"q"
+            | b"s"
+            | b"samp"
+            | b"small"
+            | b"span"
+            | b"strong"
+            | b"sub"
+            | b"sup"
+            | b"time"
+            | b"tspan"
+            | b"u"
+            | b"var"
+            | b"wbr"
+    )
+}
 
 /// The text of markup with its tags taken out: inline tags vanish, other
 /// tags leave a space; line breaks inside tags are kept, so lines still
@@ -233,12 +261,20 @@ pub fn strip_tags(s: &str) -> String {
             .bytes()
             .take_while(|b| b.is_ascii_alphanumeric())
             .count();
-        let name = &bare[..len];
-        if !INLINE.iter().any(|t| t.eq_ignore_ascii_case(name)) {
+        let mut name = [0u8; 8];
+        let is_inline = len <= name.len() && {
+            for (n, b) in name.iter_mut().zip(bare.bytes()) {
+                *n = b.to_ascii_lowercase();
+            }
+            inline(&name[..len])
+        };
+        if !is_inline {
             out.push(' ');
         }
-        for _ in tag.bytes().filter(|&b| b == b'\n') {
-            out.push('\n');
+        if tag.contains('\n') {
+            for _ in tag.bytes().filter(|&b| b == b'\n') {
+                out.push('\n');
+            }
         }
         rest = &rest[i + j + 1..];
     }
