@@ -4,13 +4,15 @@
 # the page's EventSource listens to), on tmpfs:
 #   (a) the sample campaign, editing a figure in a data file;
 #   (b) a generated campaign of 200 pages (benches/gen-campaign.py), editing
-#       one page's Markdown.
+#       one page's Markdown;
+#   (c) the same with 1,000 pages (each with a table and a chart).
 # Each edit is timed from just before the write to the arrival of the
 # `reload` event (debounce + rebuild + notification); EDITS edits per case,
 # median and 90th percentile printed.
 #   benches/serve.sh [EDITS]                  (default 20)
 #   EXHIBIT=/abs/path/to/exhibit benches/serve.sh   (skip the cargo build)
-# Targets (issue: preview): median under 100 ms for (a), under 300 ms for (b).
+# Targets: median under 100 ms for (a), under 300 ms for (b) (issue: preview),
+# under 150 ms for (c) (issue: speed at scale).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 edits=${1:-20}
@@ -22,6 +24,7 @@ work=$(mktemp -d /dev/shm/exhibit-serve-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp -r sample-artifacts/glm53-flash-linux-vs-wsl "$work/sample"
 python3 benches/gen-campaign.py "$work/gen200" --pages 200 --records 12 --artifact-mb 8 --seed 7
+python3 benches/gen-campaign.py "$work/gen1000" --pages 1000 --records 12 --artifact-mb 8 --seed 7
 python3 - "$bin" "$work" "$edits" <<'PY'
 import os, socket, statistics, subprocess, sys, time
 binary, work, edits = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -81,6 +84,7 @@ def prose(text, i):
 rows = [
     ("sample, data file edit", os.path.join(work, "sample"), "data/measurements.json", figure, 100),
     ("200 pages, page edit", os.path.join(work, "gen200"), "page-0017.md", prose, 300),
+    ("1,000 pages, page edit", os.path.join(work, "gen1000"), "page-0017.md", prose, 150),
 ]
 print(f"{edits} edits per case; 2 CPUs, load average {os.getloadavg()[0]:.2f}")
 print(f"  {'case':28} {'median ms':>10} {'p90 ms':>8} {'min':>7} {'max':>7}  target")

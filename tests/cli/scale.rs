@@ -136,3 +136,124 @@ fn long_campaigns_list_pages_once_and_link_neighbours() {
         );
     }
 }
+
+/// A folder for a big generated file: tmpfs when there is one (the
+/// machine's disk would time file creation, not exhibit), else the target.
+fn big_scratch(name: &str) -> PathBuf {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        let dir = shm.join(format!("exhibit-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        return dir;
+    }
+    scratch(name)
+}
+
+/// Removes a folder when dropped, even when the test fails.
+struct Cleanup(PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Peak resident memory of `cmd`, in KiB, read by GNU time.
+fn peak_kib(cmd: &mut Command, report: &Path) -> (Output, u64) {
+    let o = run(cmd);
+    let text = std::fs::read_to_string(report).unwrap_or_default();
+    let kib = text
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "no peak memory from /usr/bin/time: {text:?}\n{}",
+                stderr(&o)
+            )
+        });
+    (o, kib)
+}
+
+#[test]
+fn a_two_gib_log_publishes_in_bounded_memory_with_values_at_chunk_edges_redacted() {
+    const SIZE: u64 = 2 << 30;
+    let base = big_scratch("two-gib");
+    let _cleanup = Cleanup(base.clone());
+    let dir = base.join("big");
+    copy_tree(&fixture("minimal"), &dir);
+    std::fs::create_dir_all(dir.join("artifacts")).unwrap();
+    // Log lines of 64 bytes; private addresses planted across the first
+    // chunk edge (4 MiB), on a line of their own elsewhere, and at the end.
+    let line = b"2026-10-01T10:00:00Z cell=4096 decode_tok_s=149.02 status=ok   \n";
+    assert_eq!(line.len(), 64);
+    let block: Vec<u8> = line.repeat(1024);
+    let mut f =
+        std::io::BufWriter::new(std::fs::File::create(dir.join("artifacts/big.log")).unwrap());
+    // The planted address starts 7 bytes before the first 4 MiB chunk edge.
+    let edge = 4u64 << 20;
+    let mut written = 0u64;
+    use std::io::Write;
+    while written + (block.len() as u64) <= edge - 4096 {
+        f.write_all(&block).unwrap();
+        written += block.len() as u64;
+    }
+    let filler = (edge - 12 - written - 1) as usize;
+    f.write_all(&b"x".repeat(filler)).unwrap();
+    f.write_all(b"\npeer=10.20.30.40 answered\n").unwrap();
+    written += filler as u64 + 1 + 27;
+    while written < SIZE - 64 * 1024 {
+        f.write_all(&block).unwrap();
+        written += block.len() as u64;
+    }
+    f.write_all(b"last line from 192.168.7.8 before the end\n")
+        .unwrap();
+    drop(f);
+    seal(&dir);
+
+    let out = base.join("site");
+    let report = base.join("time.txt");
+    let (o, kib) = peak_kib(
+        Command::new("/usr/bin/time")
+            .arg("-f")
+            .arg("%M")
+            .arg("-o")
+            .arg(&report)
+            .arg(env!("CARGO_BIN_EXE_exhibit"))
+            .arg("build")
+            .arg(&dir)
+            .arg("-o")
+            .arg(&out),
+        &report,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        kib < 100 * 1024,
+        "peak memory {kib} KiB for a 2 GiB artifact"
+    );
+
+    // The copy is whole, and both planted values are gone, the one across
+    // the chunk edge included; read around them only.
+    use std::io::{Read, Seek, SeekFrom};
+    let copy = out.join("minimal/artifacts/big.log");
+    let mut c = std::fs::File::open(&copy).unwrap();
+    let mut around = vec![0u8; 4096];
+    c.seek(SeekFrom::Start(edge - 2048)).unwrap();
+    c.read_exact(&mut around).unwrap();
+    let around = String::from_utf8_lossy(&around);
+    assert!(
+        !around.contains("10.20.30.40") && around.contains("peer=[private-endpoint-"),
+        "{around}"
+    );
+    let len = c.metadata().unwrap().len();
+    c.seek(SeekFrom::Start(len - 200)).unwrap();
+    let mut tail = String::new();
+    c.read_to_string(&mut tail).unwrap();
+    assert!(
+        !tail.contains("192.168.7.8") && tail.contains("[private-endpoint-"),
+        "{tail}"
+    );
+    let audit = read(&out.join("minimal/audit.json"));
+    assert!(audit.contains("\"path\": \"artifacts/big.log\""));
+}
