@@ -2,7 +2,7 @@
 """Generate a large, realistic, sealed exhibit campaign from a seed.
 
     benches/gen-campaign.py OUT [--pages N] [--records M] [--artifact-mb MB]
-                            [--seed S] [--plain]
+                            [--seed S] [--plain] [--leaks]
 
 OUT becomes one campaign folder: N pages of prose with a 20 x 6 Markdown
 table each; unless --plain, each page also has one `exhibit table` and one
@@ -113,15 +113,19 @@ def records(rng, m):
     return "\n".join(out) + "\n"
 
 
-def write_logs(rng, folder, total_bytes):
+def write_logs(rng, folder, total_bytes, leaks=False):
     os.makedirs(folder, exist_ok=True)
     # A pool of varied lines, written in shuffled blocks: fast, and still
-    # text a scanner has to read through.
+    # text a scanner has to read through. With leaks, one line in 64 names
+    # a private peer address, so copies must be redacted.
     pool = [
         f"2026-09-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z "
         f"INFO request={rng.getrandbits(64):016x} prompt_tokens={rng.randint(16, 8192)} "
-        f"decode={rng.uniform(40, 180):.2f} tok/s status=200\n"
-        for _ in range(4096)
+        f"decode={rng.uniform(40, 180):.2f} tok/s status=200"
+        + (f" peer=10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+           if leaks and i % 64 == 0 else "")
+        + "\n"
+        for i in range(4096)
     ]
     block = "".join(pool).encode()
     limit = 64 << 20
@@ -164,6 +168,8 @@ def main():
     ap.add_argument("--artifact-mb", type=float, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--plain", action="store_true", help="no exhibit blocks or data files")
+    ap.add_argument("--leaks", action="store_true",
+                    help="plant private addresses in the logs (one line in 64)")
     ap.add_argument("--markdown-only", action="store_true",
                     help="write only the pages, with Hugo front matter, to OUT/content")
     a = ap.parse_args()
@@ -199,7 +205,7 @@ def main():
     with open(os.path.join(a.out, "campaign.json"), "w") as f:
         f.write(json.dumps(meta, indent=2) + "\n")
     if a.artifact_mb > 0:
-        write_logs(rng, os.path.join(a.out, "artifacts"), int(a.artifact_mb * (1 << 20)))
+        write_logs(rng, os.path.join(a.out, "artifacts"), int(a.artifact_mb * (1 << 20)), a.leaks)
     seal(a.out)
 
 
