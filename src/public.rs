@@ -79,7 +79,7 @@ fn scan_input(
     kept: Option<&[u8]>,
 ) -> Result<scan::Scanned> {
     let scan = || match kept {
-        Some(bytes) => scan::scan_reader(&r.detector, bytes, scan::View::of(path)),
+        Some(bytes) => scan::scan_bytes(&r.detector, bytes, scan::View::of(path)),
         None => scan::scan_file(&r.detector, path),
     };
     let (Some(cache), Some(sha)) = (SCANS.get(), sha256) else {

@@ -58,6 +58,9 @@ pub struct Theme {
     pub assets: Vec<Asset>,
     /// Site-relative path of the stylesheet.
     pub css: String,
+    /// Hash of every template and asset: output made with another theme
+    /// is never reused.
+    pub fingerprint: String,
 }
 
 impl Theme {
@@ -78,11 +81,16 @@ impl Theme {
         tera.set_escape_fn(crate::html::escape);
         let mut assets = Vec::new();
         let mut templates = Vec::new();
+        let mut all = String::new();
         for (name, builtin) in BUILTIN {
             let text = match dir.map(|d| d.join(name)).filter(|p| p.is_file()) {
                 Some(p) => crate::fsx::read_to_string(&p)?,
                 None => builtin.to_string(),
             };
+            all.push_str(name);
+            all.push('\0');
+            all.push_str(&text);
+            all.push('\0');
             if let Some(t) = name.strip_prefix("templates/") {
                 templates.push((t.to_string(), text));
             } else {
@@ -97,7 +105,12 @@ impl Theme {
             .find(|a| a.path.starts_with("assets/style."))
             .map(|a| a.path.clone())
             .unwrap_or_default();
-        Ok(Theme { tera, assets, css })
+        Ok(Theme {
+            tera,
+            assets,
+            css,
+            fingerprint: crate::hash::sha256_bytes(all.as_bytes()),
+        })
     }
 
     pub fn render(&self, template: &str, ctx: &tera::Context) -> Result<String> {

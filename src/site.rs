@@ -85,8 +85,37 @@ pub struct PageCache {
     /// does not pay for copies it will never use.
     pub keep: bool,
     pages: std::collections::HashMap<(String, usize), (String, Page)>,
+    /// A page's files as written (page, downloads) and their scans, by the
+    /// fingerprint of everything that went into them.
+    outputs: std::collections::HashMap<(String, usize), PageFiles>,
     /// Pages rendered afresh by the last build (the others were reused).
     pub rendered: usize,
+}
+
+/// A page's files by fingerprint: each file's bytes (kept for the
+/// preview only) and what was written.
+type PageFiles = (String, Vec<(Vec<u8>, Emitted)>);
+
+/// A generated file, written to staging and scanned there and then.
+#[derive(Clone)]
+struct Emitted {
+    /// Path inside the campaign's output folder.
+    rel: String,
+    sha256: String,
+    scanned: scan::Scanned,
+}
+
+/// Write a generated file and scan its bytes with `det` (as the rescan
+/// would read them), so the rescan need not read it back.
+fn emit(dir: &Path, rel: &str, bytes: &[u8], det: &Detector) -> Result<Emitted> {
+    let path = dir.join(rel);
+    std::fs::write(&path, bytes)
+        .map_err(|e| anyhow::anyhow!("failed to write `{}`: {e}", path.display()))?;
+    Ok(Emitted {
+        rel: rel.to_string(),
+        sha256: crate::hash::sha256_bytes(bytes),
+        scanned: scan::scan_bytes(det, bytes, scan::View::of(Path::new(rel)))?,
+    })
 }
 
 pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
@@ -163,21 +192,41 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
     let mut campaigns = campaigns;
     let publics = public::prepare(&mut campaigns, &evidences, &redactor)?;
     phases.mark("scan");
-    let pages = campaigns
+    // Pages are written to the staging folder as they are rendered; it
+    // is swapped in only when everything passed.
+    let staging = sibling(&opts.out, "exhibit-staging")?;
+    if staging.exists() {
+        crate::fsx::remove_tree(&staging)?;
+    }
+    crate::fsx::create_dir_all(&staging)?;
+    let rendered = campaigns
         .iter()
         .zip(&evidences)
         .zip(&publics)
-        .map(|((c, e), p)| render_pages(c, e, p, &redactor, &theme, cache, opts.single_file))
-        .collect::<Result<Vec<_>>>()?;
-    let index = render_index(&campaigns, &evidences, &theme)?;
+        .map(|((c, e), p)| {
+            let target = Target {
+                theme: &theme,
+                single_file: opts.single_file,
+                staging: &staging,
+            };
+            render_pages(c, e, p, &redactor, cache, &target)
+        })
+        .collect::<Result<Vec<_>>>()
+        .and_then(|pages| Ok((pages, render_index(&campaigns, &evidences, &theme)?)));
+    let (pages, index) = match rendered {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = crate::fsx::remove_tree(&staging);
+            return Err(e);
+        }
+    };
     phases.mark("render");
-    // Copies and the rescan also look for secrets the pages met by key.
+    // Copies and the rescan also look for secrets the pages met by key;
+    // if there are any, what was scanned while rendering is scanned again.
+    let scanned_by = redactor.detector.fingerprint();
     let redactor = redactor.with_known_secrets()?;
+    let prescanned = redactor.detector.fingerprint() == scanned_by;
 
-    let staging = sibling(&opts.out, "exhibit-staging")?;
-    if staging.exists() {
-        crate::fsx::remove_dir_all(&staging)?;
-    }
     let site = Site {
         campaigns: &campaigns,
         evidences: &evidences,
@@ -188,7 +237,7 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
     };
     let written = site.write(&staging, pages, &index).and_then(|written| {
         phases.mark("write");
-        rescan(&staging, &redactor, &written)
+        rescan(&staging, &redactor, &written, prescanned)
     });
     phases.mark("rescan");
     if let Err(e) = written {
@@ -231,22 +280,39 @@ fn accept_edits(e: &mut Evidence) -> Vec<String> {
 
 /// Scan the written site with the same detectors; anything found fails
 /// the build, and the report names file, line and category only.
-fn rescan(staging: &Path, r: &Redactor, written: &Written) -> Result<()> {
+/// `prescanned`: the files scanned while they were written were scanned
+/// by this same detector, so their findings stand and they are not read
+/// back.
+fn rescan(staging: &Path, r: &Redactor, written: &Written, prescanned: bool) -> Result<()> {
     let report = scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), &|rel| {
-        written.verbatim.contains(rel)
+        written.verbatim.contains(rel) || (prescanned && written.prescanned.contains_key(rel))
     })?;
     let unscanned = &written.unscanned;
-    let mut problems = String::new();
-    for f in &report.findings {
-        problems.push_str(&format!(
-            "  {}:{}:{}: {}\n",
-            f.file,
-            f.line,
-            f.column,
-            f.category.as_str()
-        ));
+    let mut found: Vec<(String, usize, usize, &'static str)> = report
+        .findings
+        .iter()
+        .map(|f| (f.file.clone(), f.line, f.column, f.category.as_str()))
+        .collect();
+    let mut binary = report.binary.clone();
+    if prescanned {
+        for (rel, s) in &written.prescanned {
+            found.extend(
+                s.hits
+                    .iter()
+                    .map(|(l, c, h)| (rel.clone(), *l, *c, h.category.as_str())),
+            );
+            if s.binary {
+                binary.push(rel.clone());
+            }
+        }
     }
-    for b in report.binary.iter().filter(|b| !unscanned.contains(*b)) {
+    found.sort();
+    binary.sort();
+    let mut problems = String::new();
+    for (file, line, column, category) in &found {
+        problems.push_str(&format!("  {file}:{line}:{column}: {category}\n"));
+    }
+    for b in binary.iter().filter(|b| !unscanned.contains(*b)) {
         problems.push_str(&format!("  {b}: binary output that was never scanned\n"));
     }
     if problems.is_empty() {
@@ -263,7 +329,8 @@ fn rescan(staging: &Path, r: &Redactor, written: &Written) -> Result<()> {
 
 /// A campaign's pages and ledger page, rendered before anything is written.
 struct Rendered {
-    generated: Vec<(String, Vec<u8>)>,
+    /// Pages, downloads and the ledger page, already written and scanned.
+    emitted: Vec<Emitted>,
     blocks: Vec<BlockRecord>,
     ledger: Vec<LedgerEntry>,
     /// The rendered pages, kept only for the single file.
@@ -454,15 +521,27 @@ struct ManifestRow<'a> {
     anchor: String,
 }
 
+/// Where and how pages are written.
+struct Target<'a> {
+    theme: &'a Theme,
+    /// The single file is written too (so pages are kept for it).
+    single_file: bool,
+    staging: &'a Path,
+}
+
 fn render_pages(
     c: &Campaign,
     e: &Evidence,
     p: &Public,
     r: &Redactor,
-    theme: &Theme,
     cache: &mut PageCache,
-    keep_pages: bool,
+    target: &Target,
 ) -> Result<Rendered> {
+    let Target {
+        theme,
+        single_file: keep_pages,
+        staging,
+    } = *target;
     let store = DataStore::new(e, r, p);
     let shared = shared_inputs(c, e, r);
     // Pages are independent: render them on every core, in page order,
@@ -505,31 +584,65 @@ fn render_pages(
     }
     page::check_anchors(&pages)?;
 
-    let mut generated = pages
+    // Each page and its downloads: templated, written and scanned at once,
+    // or taken from the last preview build when nothing they show changed.
+    let dir = staging.join(&c.public.id);
+    crate::fsx::create_dir_all(&dir.join(crate::blocks::DOWNLOADS))?;
+    let det = &r.detector;
+    let out_fp = |i: usize| {
+        format!(
+            "{}:{}:{keep_pages}:{}",
+            page_fingerprint(c, e, &shared, i),
+            theme.fingerprint,
+            det.fingerprint()
+        )
+    };
+    let (cached, keep) = (&cache.outputs, cache.keep);
+    let outputs: Vec<Result<PageFiles>> = pages
         .par_iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(i, p)| {
+            let fp = out_fp(i);
+            if let Some((old, files)) = cached.get(&(c.meta.id.clone(), i)) {
+                if *old == fp {
+                    for (bytes, em) in files {
+                        std::fs::write(dir.join(&em.rel), bytes).map_err(|err| {
+                            anyhow::anyhow!(
+                                "failed to write `{}`: {err}",
+                                dir.join(&em.rel).display()
+                            )
+                        })?;
+                    }
+                    return Ok((fp, files.clone()));
+                }
+            }
             let mut ctx = base_context(c, &p.output, &p.title, theme, keep_pages);
             ctx.insert("content", &p.html);
             ctx.insert(
                 "toc",
                 &p.toc.iter().filter(|h| h.level >= 2).collect::<Vec<_>>(),
             );
-            Ok((
-                p.output.clone(),
-                theme.render("page.html", &ctx)?.into_bytes(),
-            ))
+            let html = theme.render("page.html", &ctx)?.into_bytes();
+            let mut files = vec![(Vec::new(), emit(&dir, &p.output, &html, det)?)];
+            if keep {
+                files[0].0 = html;
+            }
+            for d in &p.downloads {
+                let em = emit(&dir, &d.path, &d.bytes, det)?;
+                files.push((if keep { d.bytes.clone() } else { Vec::new() }, em));
+            }
+            Ok((fp, files))
         })
-        .collect::<Vec<Result<_>>>()
-        .into_iter()
-        .collect::<Result<Vec<_>>>()?;
-
-    for p in &pages {
-        generated.extend(
-            p.downloads
-                .iter()
-                .map(|d| (d.path.clone(), d.bytes.clone())),
-        );
+        .collect();
+    let mut emitted = Vec::new();
+    for (i, o) in outputs.into_iter().enumerate() {
+        let (fp, files) = o?;
+        emitted.extend(files.iter().map(|(_, em)| em.clone()));
+        if cache.keep {
+            cache.outputs.insert((c.meta.id.clone(), i), (fp, files));
+        }
     }
+
     let mut seen = BTreeSet::new();
     let ledger: Vec<LedgerEntry> = pages
         .iter()
@@ -540,10 +653,8 @@ fn render_pages(
     let mut ctx = base_context(c, "ledger.html", "Failure ledger", theme, keep_pages);
     ctx.insert("count", &ledger.len());
     ctx.insert("ledger", &crate::blocks::entries_table(&ledger));
-    generated.push((
-        "ledger.html".into(),
-        theme.render("ledger.html", &ctx)?.into_bytes(),
-    ));
+    let ledger_page = theme.render("ledger.html", &ctx)?.into_bytes();
+    emitted.push(emit(&dir, "ledger.html", &ledger_page, det)?);
     let (blocks, pages) = if keep_pages {
         (pages.iter().flat_map(|p| p.blocks.clone()).collect(), pages)
     } else {
@@ -553,7 +664,7 @@ fn render_pages(
         )
     };
     Ok(Rendered {
-        generated,
+        emitted,
         blocks,
         ledger,
         pages,
@@ -643,6 +754,8 @@ struct Written {
     /// Exact copies of inputs the same detector found clean: only their
     /// names are scanned again.
     verbatim: BTreeSet<String>,
+    /// Generated files scanned as they were written, with what was found.
+    prescanned: BTreeMap<String, scan::Scanned>,
 }
 
 impl Site<'_> {
@@ -701,7 +814,7 @@ impl Site<'_> {
             mode,
         ));
         let mut taken: BTreeSet<String> =
-            rendered.generated.iter().map(|(p, _)| p.clone()).collect();
+            rendered.emitted.iter().map(|em| em.rel.clone()).collect();
         taken.extend([
             "manifest.html".to_string(),
             "audit.json".to_string(),
@@ -712,12 +825,10 @@ impl Site<'_> {
                 return Err(InputError::new(&c.path(original), 0, 0, format!("`{published}` would collide with another file of the published campaign; rename this file")).into());
             }
         }
-        // Folders first, once; then copies and pages are written at once.
+        // Folders first, once; then every copy at once (pages are written).
         let dirs: BTreeSet<PathBuf> = copies
             .iter()
-            .map(|c| c.0.as_str())
-            .chain(rendered.generated.iter().map(|(rel, _)| rel.as_str()))
-            .filter_map(|rel| dir.join(rel).parent().map(Path::to_path_buf))
+            .filter_map(|c| dir.join(&c.0).parent().map(Path::to_path_buf))
             .collect();
         crate::fsx::create_dir_all(&dir)?;
         for d in &dirs {
@@ -729,31 +840,19 @@ impl Site<'_> {
             })?;
             Ok((rel.clone(), crate::hash::sha256_bytes(bytes)))
         };
-        let (copied, page_sums) = rayon::join(
-            || {
-                copies
-                    .par_iter()
-                    .map(|(published, original, expected, mode)| {
-                        public::copy(
-                            self.redactor,
-                            &c.path(original),
-                            e.kept(original).map(|b| &b[..]),
-                            &dir.join(published),
-                            expected,
-                            *mode,
-                        )
-                    })
-                    .collect::<Result<Vec<Copied>>>()
-            },
-            || {
-                rendered
-                    .generated
-                    .par_iter()
-                    .map(|(rel, bytes)| write_one(rel, bytes))
-                    .collect::<Result<Vec<_>>>()
-            },
-        );
-        let (copied, page_sums) = (copied?, page_sums?);
+        let copied = copies
+            .par_iter()
+            .map(|(published, original, expected, mode)| {
+                public::copy(
+                    self.redactor,
+                    &c.path(original),
+                    e.kept(original).map(|b| &b[..]),
+                    &dir.join(published),
+                    expected,
+                    *mode,
+                )
+            })
+            .collect::<Result<Vec<Copied>>>()?;
 
         let single = if self.single_file {
             let name = format!("{}.html", c.public.id);
@@ -770,7 +869,13 @@ impl Site<'_> {
         )];
         generated.extend(single);
         // published path -> sha256
-        let mut sums: BTreeMap<String, String> = page_sums.into_iter().collect();
+        let mut sums: BTreeMap<String, String> = BTreeMap::new();
+        for em in &rendered.emitted {
+            sums.insert(em.rel.clone(), em.sha256.clone());
+            written
+                .prescanned
+                .insert(format!("{}/{}", c.public.id, em.rel), em.scanned.clone());
+        }
         for (rel, bytes) in &generated {
             let (rel, sha) = write_one(rel, bytes)?;
             sums.insert(rel, sha);

@@ -18,8 +18,9 @@ const PEM_SLACK: usize = 1 << 20;
 /// Feed `reader` to `f` in chunks ending at a line break (a very long line
 /// is cut at a space or comma), never inside a PEM private key block.
 pub fn for_each_chunk(mut reader: impl Read, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + PEM_SLACK);
-    let mut block = vec![0u8; 256 << 10];
+    // Both grow only as far as the input needs: most files are small.
+    let mut buf: Vec<u8> = Vec::new();
+    let mut block = vec![0u8; 64 << 10];
     let mut eof = false;
     loop {
         while !eof && buf.len() < CHUNK {
@@ -140,9 +141,27 @@ impl View {
 /// that is not text. Positions are those of the first view; a value seen
 /// only in a later one is reported once, at its line.
 pub fn scan_reader(det: &Detector, reader: impl Read, view: View) -> Result<Scanned> {
+    scan_chunks(det, view, |f| for_each_chunk(reader, f))
+}
+
+/// [`scan_reader`] over bytes in memory, without copying them when they
+/// fit one chunk.
+pub fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Scanned> {
+    if bytes.len() <= CHUNK {
+        scan_chunks(det, view, |f| f(bytes))
+    } else {
+        scan_reader(det, bytes, view)
+    }
+}
+
+fn scan_chunks(
+    det: &Detector,
+    view: View,
+    feed: impl FnOnce(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>,
+) -> Result<Scanned> {
     let mut out = Scanned::default();
     let mut line = 1;
-    for_each_chunk(reader, |chunk| {
+    feed(&mut |chunk: &[u8]| {
         if out.binary || !is_text(chunk) {
             out.binary = true;
             return Ok(());
@@ -247,39 +266,42 @@ fn inline(name: &[u8]) -> bool {
 /// tags leave a space; line breaks inside tags are kept, so lines still
 /// match the file. A view for scanning only, never output.
 pub fn strip_tags(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find('<') {
-        out.push_str(&rest[..i]);
-        let Some(j) = rest[i..].find('>') else {
-            out.push_str(&rest[i..]);
-            return out;
+    let bytes = s.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    let mut text_from = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let Some(len) = bytes[i..].iter().position(|&b| b == b'>') else {
+            break;
         };
-        let tag = &rest[i + 1..i + j];
-        let bare = tag.strip_prefix('/').unwrap_or(tag);
-        let len = bare
-            .bytes()
+        out.extend_from_slice(&bytes[text_from..i]);
+        let tag = &bytes[i + 1..i + len];
+        let bare = tag.strip_prefix(b"/").unwrap_or(tag);
+        let n = bare
+            .iter()
             .take_while(|b| b.is_ascii_alphanumeric())
             .count();
         let mut name = [0u8; 8];
-        let is_inline = len <= name.len() && {
-            for (n, b) in name.iter_mut().zip(bare.bytes()) {
-                *n = b.to_ascii_lowercase();
+        let is_inline = n <= name.len() && {
+            for (d, b) in name.iter_mut().zip(bare) {
+                *d = b.to_ascii_lowercase();
             }
-            inline(&name[..len])
+            inline(&name[..n])
         };
         if !is_inline {
-            out.push(' ');
+            out.push(b' ');
         }
-        if tag.contains('\n') {
-            for _ in tag.bytes().filter(|&b| b == b'\n') {
-                out.push('\n');
-            }
-        }
-        rest = &rest[i + j + 1..];
+        out.extend(tag.iter().filter(|&&b| b == b'\n'));
+        i += len + 1;
+        text_from = i;
     }
-    out.push_str(rest);
-    out
+    out.extend_from_slice(&bytes[text_from..]);
+    // Only whole tags (ASCII `<`..`>`) were taken out, so this is UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// JSON string escapes a parser will turn back into text: `\uXXXX` and
