@@ -27,5 +27,6 @@ pub mod render;
 pub mod seal;
 pub mod serve;
 pub mod single;
+pub mod sink;
 pub mod site;
 pub mod verify;

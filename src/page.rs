@@ -74,9 +74,15 @@ pub fn ids(html: &str) -> std::collections::HashSet<&str> {
 
 /// Links to an id no page defines are broken: report the first, in page
 /// order, at the place it was written.
-pub fn check_anchors(pages: &[Page]) -> Result<()> {
+pub fn check_anchors<P: std::ops::Deref<Target = Page>>(pages: &[P]) -> Result<()> {
+    // Only pages that links point into are read for their ids.
+    let targets: std::collections::HashSet<&str> = pages
+        .iter()
+        .flat_map(|p| p.anchors.iter().map(|a| a.page.as_str()))
+        .collect();
     let defined: HashMap<&str, std::collections::HashSet<&str>> = pages
         .iter()
+        .filter(|p| targets.contains(p.output.as_str()))
         .map(|p| (p.output.as_str(), ids(&p.html)))
         .collect();
     for a in pages.iter().flat_map(|p| &p.anchors) {

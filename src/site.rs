@@ -12,6 +12,7 @@ use crate::page::{self, BlockRecord, Page};
 use crate::public::{self, Copied, Public};
 use crate::redact::{scan, Counts, Detector, Redactor};
 use crate::render::{Theme, GENERATOR};
+use crate::sink::{Files, Sink};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -84,12 +85,22 @@ pub struct PageCache {
     /// Keep pages for the next build (the preview); a one-shot build
     /// does not pay for copies it will never use.
     pub keep: bool,
-    pages: std::collections::HashMap<(String, usize), (String, Page)>,
+    pages: std::collections::HashMap<(String, usize), (String, std::sync::Arc<Page>)>,
     /// A page's files as written (page, downloads) and their scans, by the
     /// fingerprint of everything that went into them.
     outputs: std::collections::HashMap<(String, usize), PageFiles>,
     /// Pages rendered afresh by the last build (the others were reused).
     pub rendered: usize,
+    /// What the last build wrote, so the next writes only changes.
+    last: Option<Published>,
+}
+
+/// A site as the last preview build left it.
+struct Published {
+    out: PathBuf,
+    /// Fingerprint of the detector that scanned it.
+    detector: String,
+    files: Files,
 }
 
 /// A page's files by fingerprint: each file's bytes (kept for the
@@ -105,16 +116,19 @@ struct Emitted {
     scanned: scan::Scanned,
 }
 
-/// Write a generated file and scan its bytes with `det` (as the rescan
-/// would read them), so the rescan need not read it back.
-fn emit(dir: &Path, rel: &str, bytes: &[u8], det: &Detector) -> Result<Emitted> {
-    let path = dir.join(rel);
-    std::fs::write(&path, bytes)
-        .map_err(|e| anyhow::anyhow!("failed to write `{}`: {e}", path.display()))?;
+/// Write a generated file of campaign `id` and scan its bytes with `det`
+/// (as the rescan would read them), so the rescan need not read it back.
+/// Bytes the served site already has (preview) are neither.
+fn emit(sink: &Sink, id: &str, rel: &str, bytes: &[u8], det: &Detector) -> Result<Emitted> {
+    let (sha256, written) = sink.write(&format!("{id}/{rel}"), bytes)?;
     Ok(Emitted {
         rel: rel.to_string(),
-        sha256: crate::hash::sha256_bytes(bytes),
-        scanned: scan::scan_bytes(det, bytes, scan::View::of(Path::new(rel)))?,
+        sha256,
+        scanned: if written {
+            scan::scan_bytes(det, bytes, scan::View::of(Path::new(rel)))?
+        } else {
+            scan::Scanned::default()
+        },
     })
 }
 
@@ -199,6 +213,16 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         crate::fsx::remove_tree(&staging)?;
     }
     crate::fsx::create_dir_all(&staging)?;
+    // The preview writes only what changed since its last build, when that
+    // build went to the same folder with the same detector.
+    let scanned_by = redactor.detector.fingerprint();
+    let previous: Option<Files> = cache
+        .last
+        .as_ref()
+        .filter(|l| opts.preview && l.out == out_abs && l.detector == scanned_by)
+        .filter(|_| opts.out.join(MARKER).is_file())
+        .map(|l| l.files.clone());
+    let sink = Sink::new(staging.clone(), previous.as_ref());
     let rendered = campaigns
         .iter()
         .zip(&evidences)
@@ -207,7 +231,7 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
             let target = Target {
                 theme: &theme,
                 single_file: opts.single_file,
-                staging: &staging,
+                sink: &sink,
             };
             render_pages(c, e, p, &redactor, cache, &target)
         })
@@ -223,7 +247,6 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
     phases.mark("render");
     // Copies and the rescan also look for secrets the pages met by key;
     // if there are any, what was scanned while rendering is scanned again.
-    let scanned_by = redactor.detector.fingerprint();
     let redactor = redactor.with_known_secrets()?;
     let prescanned = redactor.detector.fingerprint() == scanned_by;
 
@@ -234,17 +257,35 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         redactor: &redactor,
         theme: &theme,
         single_file: opts.single_file,
+        out: &opts.out,
     };
-    let written = site.write(&staging, pages, &index).and_then(|written| {
+    let written = site.write(&sink, pages, &index).and_then(|written| {
         phases.mark("write");
-        rescan(&staging, &redactor, &written, prescanned)
+        rescan(&staging, &redactor, &written, prescanned)?;
+        if sink.is_delta() && !prescanned {
+            // Secrets met by key widened the detector: what is served
+            // unchanged is read again too.
+            rescan(&opts.out, &redactor, &Written::default(), false)?;
+        }
+        Ok(())
     });
     phases.mark("rescan");
     if let Err(e) = written {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
     }
-    swap_in(&staging, &opts.out)?;
+    if sink.is_delta() {
+        sink.apply(&opts.out)?;
+    } else {
+        swap_in(&staging, &opts.out)?;
+    }
+    if cache.keep {
+        cache.last = Some(Published {
+            out: out_abs.clone(),
+            detector: scanned_by,
+            files: sink.files(),
+        });
+    }
     phases.mark("swap");
     Ok(BuildReport {
         campaigns: campaigns.len(),
@@ -526,7 +567,7 @@ struct Target<'a> {
     theme: &'a Theme,
     /// The single file is written too (so pages are kept for it).
     single_file: bool,
-    staging: &'a Path,
+    sink: &'a Sink<'a>,
 }
 
 fn render_pages(
@@ -540,7 +581,7 @@ fn render_pages(
     let Target {
         theme,
         single_file: keep_pages,
-        staging,
+        sink,
     } = *target;
     let store = DataStore::new(e, r, p);
     let shared = shared_inputs(c, e, r);
@@ -550,11 +591,11 @@ fn render_pages(
         let fp = page_fingerprint(c, e, &shared, i);
         match cache.pages.get(&(c.meta.id.clone(), i)) {
             Some((old, page)) if *old == fp => Ok((fp, Some(page.clone()))),
-            _ => page::render(c, e, store, i).map(|p| (fp, Some(p))),
+            _ => page::render(c, e, store, i).map(|p| (fp, Some(std::sync::Arc::new(p)))),
         }
     };
     let numbered = r.snapshot();
-    let mut fresh: Vec<Result<(String, Option<Page>)>> = (0..c.meta.pages.len())
+    let mut fresh: Vec<Result<(String, Option<std::sync::Arc<Page>>)>> = (0..c.meta.pages.len())
         .into_par_iter()
         .map(|i| render(&store, i))
         .collect();
@@ -568,7 +609,8 @@ fn render_pages(
         fresh = (0..c.meta.pages.len()).map(|i| render(&store, i)).collect();
     }
     // The first failing page in order, whatever thread finished first.
-    let fresh: Vec<(String, Option<Page>)> = fresh.into_iter().collect::<Result<_>>()?;
+    let fresh: Vec<(String, Option<std::sync::Arc<Page>>)> =
+        fresh.into_iter().collect::<Result<_>>()?;
 
     let mut pages = Vec::with_capacity(fresh.len());
     for (i, (fp, page)) in fresh.into_iter().enumerate() {
@@ -586,8 +628,7 @@ fn render_pages(
 
     // Each page and its downloads: templated, written and scanned at once,
     // or taken from the last preview build when nothing they show changed.
-    let dir = staging.join(&c.public.id);
-    crate::fsx::create_dir_all(&dir.join(crate::blocks::DOWNLOADS))?;
+    let id = c.public.id.as_str();
     let det = &r.detector;
     let out_fp = |i: usize| {
         format!(
@@ -606,12 +647,7 @@ fn render_pages(
             if let Some((old, files)) = cached.get(&(c.meta.id.clone(), i)) {
                 if *old == fp {
                     for (bytes, em) in files {
-                        std::fs::write(dir.join(&em.rel), bytes).map_err(|err| {
-                            anyhow::anyhow!(
-                                "failed to write `{}`: {err}",
-                                dir.join(&em.rel).display()
-                            )
-                        })?;
+                        sink.write_known(&format!("{id}/{}", em.rel), bytes, &em.sha256)?;
                     }
                     return Ok((fp, files.clone()));
                 }
@@ -623,12 +659,12 @@ fn render_pages(
                 &p.toc.iter().filter(|h| h.level >= 2).collect::<Vec<_>>(),
             );
             let html = theme.render("page.html", &ctx)?.into_bytes();
-            let mut files = vec![(Vec::new(), emit(&dir, &p.output, &html, det)?)];
+            let mut files = vec![(Vec::new(), emit(sink, id, &p.output, &html, det)?)];
             if keep {
                 files[0].0 = html;
             }
             for d in &p.downloads {
-                let em = emit(&dir, &d.path, &d.bytes, det)?;
+                let em = emit(sink, id, &d.path, &d.bytes, det)?;
                 files.push((if keep { d.bytes.clone() } else { Vec::new() }, em));
             }
             Ok((fp, files))
@@ -654,14 +690,12 @@ fn render_pages(
     ctx.insert("count", &ledger.len());
     ctx.insert("ledger", &crate::blocks::entries_table(&ledger));
     let ledger_page = theme.render("ledger.html", &ctx)?.into_bytes();
-    emitted.push(emit(&dir, "ledger.html", &ledger_page, det)?);
-    let (blocks, pages) = if keep_pages {
-        (pages.iter().flat_map(|p| p.blocks.clone()).collect(), pages)
+    emitted.push(emit(sink, id, "ledger.html", &ledger_page, det)?);
+    let blocks = pages.iter().flat_map(|p| p.blocks.clone()).collect();
+    let pages = if keep_pages {
+        pages.iter().map(|p| Page::clone(p)).collect()
     } else {
-        (
-            pages.into_iter().flat_map(|p| p.blocks).collect(),
-            Vec::new(),
-        )
+        Vec::new()
     };
     Ok(Rendered {
         emitted,
@@ -741,6 +775,8 @@ struct Site<'a> {
     redactor: &'a Redactor,
     theme: &'a Theme,
     single_file: bool,
+    /// OUT, whose files a preview build that writes only changes keeps.
+    out: &'a Path,
 }
 
 /// A campaign file to publish: (published path, original path, verified sha256, how).
@@ -760,32 +796,31 @@ struct Written {
 
 impl Site<'_> {
     /// Write the whole site into `staging`.
-    fn write(&self, staging: &Path, pages: Vec<Rendered>, index: &[u8]) -> Result<Written> {
-        crate::fsx::create_dir_all(staging)?;
-        crate::fsx::write(
-            &staging.join(MARKER),
+    fn write(&self, sink: &Sink, pages: Vec<Rendered>, index: &[u8]) -> Result<Written> {
+        sink.write(
+            MARKER,
             b"Written by exhibit. `exhibit build` replaces this folder whole.\n",
         )?;
-        crate::fsx::write(&staging.join("index.html"), index)?;
+        sink.write("index.html", index)?;
         for a in &self.theme.assets {
-            crate::fsx::write(&staging.join(&a.path), &a.bytes)?;
+            sink.write(&a.path, &a.bytes)?;
         }
         let mut written = Written::default();
         for (i, rendered) in pages.into_iter().enumerate() {
-            self.write_campaign(staging, i, rendered, &mut written)?;
+            self.write_campaign(sink, i, rendered, &mut written)?;
         }
         Ok(written)
     }
 
     fn write_campaign(
         &self,
-        staging: &Path,
+        sink: &Sink,
         i: usize,
         rendered: Rendered,
         written: &mut Written,
     ) -> Result<()> {
         let (c, e, p) = (&self.campaigns[i], &self.evidences[i], &self.publics[i]);
-        let dir = staging.join(&c.public.id);
+        let id = c.public.id.as_str();
         let published_manifest = match e.manifest.format {
             ManifestFormat::Json => manifest::JSON_NAME.to_string(),
             ManifestFormat::Sha256sums => "campaign.sha256".to_string(),
@@ -826,40 +861,44 @@ impl Site<'_> {
             }
         }
         // Folders first, once; then every copy at once (pages are written).
-        let dirs: BTreeSet<PathBuf> = copies
-            .iter()
-            .filter_map(|c| dir.join(&c.0).parent().map(Path::to_path_buf))
-            .collect();
-        crate::fsx::create_dir_all(&dir)?;
-        for d in &dirs {
-            crate::fsx::create_dir_all(d)?;
-        }
-        let write_one = |rel: &String, bytes: &Vec<u8>| -> Result<(String, String)> {
-            std::fs::write(dir.join(rel), bytes).map_err(|e| {
-                anyhow::anyhow!("failed to write `{}`: {e}", dir.join(rel).display())
-            })?;
-            Ok((rel.clone(), crate::hash::sha256_bytes(bytes)))
-        };
+        // Every copy at once; in the preview, those the served site already
+        // has (same verified bytes, copied as they are) are not copied.
         let copied = copies
             .par_iter()
             .map(|(published, original, expected, mode)| {
-                public::copy(
+                let rel = format!("{id}/{published}");
+                if *mode != public::Mode::Redact && sink.unchanged(&rel, expected) {
+                    return Ok(Copied {
+                        sha256: expected.clone(),
+                        published_sha256: expected.clone(),
+                        bytes: e.get(original).and_then(|f| f.bytes).unwrap_or(0),
+                        redactions: crate::redact::Counts::new(),
+                        binary: *mode == public::Mode::Binary,
+                    });
+                }
+                let k = public::copy(
                     self.redactor,
                     &c.path(original),
                     e.kept(original).map(|b| &b[..]),
-                    &dir.join(published),
+                    &sink.path(&rel)?,
                     expected,
                     *mode,
-                )
+                )?;
+                sink.unchanged(&rel, &k.published_sha256);
+                Ok(k)
             })
             .collect::<Result<Vec<Copied>>>()?;
+        let write_one = |rel: &String, bytes: &Vec<u8>| -> Result<(String, String)> {
+            let (sha, _) = sink.write(&format!("{id}/{rel}"), bytes)?;
+            Ok((rel.clone(), sha))
+        };
 
         let single = if self.single_file {
             let name = format!("{}.html", c.public.id);
             if !taken.insert(name.clone()) {
                 return Err(InputError::new(&c.path(campaign::META_NAME), 0, 0, format!("the single file `{name}` would replace a page or file of the campaign; rename that page")).into());
             }
-            Some((name, self.single_file(i, &dir, &copied, &rendered)?))
+            Some((name, self.single_file(i, &copied, &rendered, sink)?))
         } else {
             None
         };
@@ -913,7 +952,7 @@ impl Site<'_> {
         };
         let mut audit = serde_json::to_string_pretty(&audit)?;
         audit.push('\n');
-        crate::fsx::write(&dir.join("audit.json"), audit.as_bytes())?;
+        write_one(&"audit.json".to_string(), &audit.clone().into_bytes())?;
         sums.insert(
             "audit.json".into(),
             crate::hash::sha256_bytes(audit.as_bytes()),
@@ -922,7 +961,7 @@ impl Site<'_> {
             .iter()
             .map(|(p, h)| manifest::sums_line(h, p))
             .collect();
-        crate::fsx::write(&dir.join(manifest::SUMS_NAME), text.as_bytes())?;
+        write_one(&manifest::SUMS_NAME.to_string(), &text.into_bytes())?;
         for (published, _, _, mode) in copies {
             let rel = format!("{}/{published}", c.public.id);
             match mode {
@@ -1015,11 +1054,14 @@ impl Site<'_> {
     fn single_file(
         &self,
         i: usize,
-        dir: &Path,
         copied: &[Copied],
         rendered: &Rendered,
+        sink: &Sink,
     ) -> Result<Vec<u8>> {
         let e = &self.evidences[i];
+        let id = &self.campaigns[i].public.id;
+        // A published copy is staged, or (preview) served unchanged.
+        let (staged, served) = (sink.staging.join(id), self.out.join(id));
         let rows = self.manifest_rows(i, copied);
         let listed: Vec<crate::single::Listed> = rows
             .iter()
@@ -1032,7 +1074,11 @@ impl Site<'_> {
         let images = |path: &str| -> Option<Vec<u8>> {
             published
                 .contains(path)
-                .then(|| std::fs::read(dir.join(path)).ok())
+                .then(|| {
+                    std::fs::read(staged.join(path))
+                        .or_else(|_| std::fs::read(served.join(path)))
+                        .ok()
+                })
                 .flatten()
         };
         let linker = crate::single::Linker::new(&rendered.pages, &listed);

@@ -403,3 +403,48 @@ fn an_edit_to_one_page_renders_only_that_page_and_matches_a_fresh_build() {
         }
     }
 }
+
+#[test]
+fn a_file_added_then_removed_comes_and_goes_in_the_preview() {
+    let dir = served_campaign();
+    let server = Server::start(&dir);
+    let extra = dir.join("artifacts/extra.log");
+    std::fs::write(&extra, "one more run log\n").unwrap();
+    let published = server.preview.join("minimal/artifacts/extra.log");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !published.is_file() {
+        assert!(
+            Instant::now() < deadline,
+            "the new file never reached the preview"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::remove_file(&extra).unwrap();
+    // Only changes are written to the served folder; a file the campaign
+    // no longer has must leave it, and the rest must still be whole.
+    while published.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the removed file stayed in the preview"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let fresh = dir.parent().unwrap().join("fresh-after-remove");
+    assert!(build(&dir, &fresh).status.success());
+    let strip = |t: Vec<(String, Vec<u8>)>| -> Vec<(String, Vec<u8>)> {
+        t.into_iter()
+            .filter(|(p, _)| p != ".exhibit-site")
+            .collect()
+    };
+    let want = strip(tree(&fresh));
+    loop {
+        if strip(tree(&server.preview)) == want {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the preview differs from a fresh build"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,113 @@
+//! Where the site stage writes: a staging folder, swapped in whole when the
+//! build passed. In the preview the staging folder holds only what changed
+//! since the last build (by SHA-256), and only that is moved into the
+//! served folder, so one edit in a large campaign rewrites a few files.
+
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The files of a site as written: site-relative path -> SHA-256.
+pub type Files = BTreeMap<String, String>;
+
+pub struct Sink<'a> {
+    pub staging: PathBuf,
+    /// The site now in OUT, when only changes are to be written.
+    previous: Option<&'a Files>,
+    files: Mutex<Files>,
+    /// What went to staging (so far as [`Sink::path`] handed it out).
+    staged: Mutex<Vec<String>>,
+}
+
+impl<'a> Sink<'a> {
+    pub fn new(staging: PathBuf, previous: Option<&'a Files>) -> Self {
+        Sink {
+            staging,
+            previous,
+            files: Mutex::new(Files::new()),
+            staged: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Only changes go to staging (see [`Sink::apply`]).
+    pub fn is_delta(&self) -> bool {
+        self.previous.is_some()
+    }
+
+    fn record(&self, rel: &str, sha256: &str) {
+        self.files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(rel.to_string(), sha256.to_string());
+    }
+
+    /// Is `rel` already in OUT with these bytes? Records it either way.
+    pub fn unchanged(&self, rel: &str, sha256: &str) -> bool {
+        self.record(rel, sha256);
+        self.previous
+            .is_some_and(|p| p.get(rel).is_some_and(|s| s == sha256))
+    }
+
+    /// Where `rel` is staged; its folder exists.
+    pub fn path(&self, rel: &str) -> Result<PathBuf> {
+        self.staged
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(rel.to_string());
+        let path = self.staging.join(rel);
+        if let Some(dir) = path.parent() {
+            if !dir.is_dir() {
+                crate::fsx::create_dir_all(dir)?;
+            }
+        }
+        Ok(path)
+    }
+
+    /// Write `bytes` as `rel` unless OUT already has them; returns their
+    /// SHA-256 and whether they were written.
+    pub fn write(&self, rel: &str, bytes: &[u8]) -> Result<(String, bool)> {
+        let sha = crate::hash::sha256_bytes(bytes);
+        let written = self.write_known(rel, bytes, &sha)?;
+        Ok((sha, written))
+    }
+
+    /// [`Sink::write`] of bytes whose SHA-256 is known; whether written.
+    pub fn write_known(&self, rel: &str, bytes: &[u8], sha256: &str) -> Result<bool> {
+        if self.unchanged(rel, sha256) {
+            return Ok(false);
+        }
+        let path = self.path(rel)?;
+        std::fs::write(&path, bytes)
+            .with_context(|| format!("failed to write `{}`", path.display()))?;
+        Ok(true)
+    }
+
+    /// Every file of the new site.
+    pub fn files(&self) -> Files {
+        self.files.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Delta mode: move the staged changes into `out` and remove what the
+    /// new site no longer has; then the staging folder goes.
+    pub fn apply(&self, out: &Path) -> Result<()> {
+        let previous = self.previous.expect("apply is for delta builds");
+        let files = self.files();
+        let staged = self
+            .staged
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for rel in &staged {
+            let target = out.join(rel);
+            if let Some(dir) = target.parent().filter(|d| !d.is_dir()) {
+                crate::fsx::create_dir_all(dir)?;
+            }
+            crate::fsx::rename(&self.staging.join(rel), &target)?;
+        }
+        for rel in previous.keys().filter(|r| !files.contains_key(*r)) {
+            let _ = std::fs::remove_file(out.join(rel));
+        }
+        crate::fsx::remove_dir_all(&self.staging)
+    }
+}
