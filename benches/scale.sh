@@ -88,7 +88,7 @@ if command -v perf >/dev/null; then
   perf record -q -F 2000 -g -o "$work/perf.data" "$bin" build "$work/charts" -o "$work/charts-out" >/dev/null 2>&1 || true
   echo "  profile, top entries by own time (perf):"
   perf report -i "$work/perf.data" --no-children --sort symbol --stdio -g none 2>/dev/null |
-    grep -E '^ +[0-9.]+%' | head -15 | sed -E 's/ +\[\.\] / /; s/^ +/    /' | cut -c1-110
+    grep -E '^ +[0-9.]+%' | head -15 | sed -E 's/ +\[\.\] / /; s/^ +/    /' | cut -c1-110 || true
 fi
 
 echo "(d) 1 GB of logs inside a campaign build, one line in 64 with a private address:"

@@ -15,17 +15,24 @@ pub struct Sink<'a> {
     pub staging: PathBuf,
     /// The site now in OUT, when only changes are to be written.
     previous: Option<&'a Files>,
+    /// Keep the list of files (for the next preview build).
+    keep: bool,
     files: Mutex<Files>,
+    /// Folders known to exist in staging.
+    dirs: Mutex<std::collections::HashSet<PathBuf>>,
     /// What went to staging (so far as [`Sink::path`] handed it out).
     staged: Mutex<Vec<String>>,
 }
 
 impl<'a> Sink<'a> {
-    pub fn new(staging: PathBuf, previous: Option<&'a Files>) -> Self {
+    /// `keep`: remember every file, for [`Sink::files`].
+    pub fn new(staging: PathBuf, previous: Option<&'a Files>, keep: bool) -> Self {
         Sink {
             staging,
             previous,
+            keep: keep || previous.is_some(),
             files: Mutex::new(Files::new()),
+            dirs: Mutex::new(std::collections::HashSet::new()),
             staged: Mutex::new(Vec::new()),
         }
     }
@@ -36,6 +43,9 @@ impl<'a> Sink<'a> {
     }
 
     fn record(&self, rel: &str, sha256: &str) {
+        if !self.keep {
+            return;
+        }
         self.files
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -51,14 +61,25 @@ impl<'a> Sink<'a> {
 
     /// Where `rel` is staged; its folder exists.
     pub fn path(&self, rel: &str) -> Result<PathBuf> {
-        self.staged
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(rel.to_string());
+        if self.previous.is_some() {
+            self.staged
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(rel.to_string());
+        }
         let path = self.staging.join(rel);
         if let Some(dir) = path.parent() {
-            if !dir.is_dir() {
+            let known = self
+                .dirs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(dir);
+            if !known {
                 crate::fsx::create_dir_all(dir)?;
+                self.dirs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(dir.to_path_buf());
             }
         }
         Ok(path)

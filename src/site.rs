@@ -222,7 +222,7 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         .filter(|l| opts.preview && l.out == out_abs && l.detector == scanned_by)
         .filter(|_| opts.out.join(MARKER).is_file())
         .map(|l| l.files.clone());
-    let sink = Sink::new(staging.clone(), previous.as_ref());
+    let sink = Sink::new(staging.clone(), previous.as_ref(), cache.keep);
     let rendered = campaigns
         .iter()
         .zip(&evidences)

@@ -70,13 +70,13 @@ pub struct Hit {
     pub key: String,
 }
 
-/// Every hit of the built-in rules in `text`, in order.
 /// Could [`find`] report anything in `text`? `false` is certain; `true`
 /// means a rule's pattern matches somewhere (its checks may still refuse).
 pub fn any_candidate(text: &[u8]) -> bool {
     builtin().is_match(text)
 }
 
+/// Every hit of the built-in rules in `text`, in order.
 pub fn find(text: &[u8], out: &mut Vec<Hit>) {
     let re = builtin();
     let mut at = 0;

@@ -270,12 +270,10 @@ pub fn strip_tags(s: &str) -> String {
     let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
     let mut i = 0;
     let mut text_from = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'<' {
-            i += 1;
-            continue;
-        }
-        let Some(len) = bytes[i..].iter().position(|&b| b == b'>') else {
+    // `str::find` on one ASCII byte is a memchr.
+    while let Some(lt) = s[i..].find('<') {
+        i += lt;
+        let Some(len) = s[i..].find('>') else {
             break;
         };
         out.extend_from_slice(&bytes[text_from..i]);
