@@ -228,6 +228,7 @@ fn a_two_gib_log_publishes_in_bounded_memory_with_values_at_chunk_edges_redacted
         &report,
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    eprintln!("2 GiB artifact: peak memory {kib} KiB");
     assert!(
         kib < 100 * 1024,
         "peak memory {kib} KiB for a 2 GiB artifact"
