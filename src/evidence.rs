@@ -76,7 +76,8 @@ pub struct Evidence {
 
 /// Files up to this size are kept in memory after hashing...
 pub const KEEP_FILE: u64 = 1 << 20;
-/// ...until this much is kept; larger files and the rest stream from disk.
+/// ...until this much is kept (in all campaigns of a build); larger files
+/// and the rest stream from disk.
 pub const KEEP_TOTAL: u64 = 48 << 20;
 
 impl Evidence {
@@ -136,6 +137,22 @@ enum Kind {
 /// Check `dir` against `manifest`. `exclude` lists relative paths that are
 /// neither listed nor to be reported (the manifest itself).
 pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Result<Evidence> {
+    verify_within(
+        dir,
+        manifest,
+        exclude,
+        &std::sync::atomic::AtomicU64::new(KEEP_TOTAL),
+    )
+}
+
+/// [`verify`], keeping small files' bytes while `budget` (bytes, shared by
+/// every campaign of a build) lasts.
+pub fn verify_within(
+    dir: &Path,
+    manifest: Manifest,
+    exclude: &[&str],
+    budget: &std::sync::atomic::AtomicU64,
+) -> anyhow::Result<Evidence> {
     let disk = walk(dir)?;
     let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
     for e in &manifest.entries {
@@ -224,12 +241,11 @@ pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Resul
     }
 
     let progress = Progress::new(dir, &files, &to_hash);
-    let budget = std::sync::atomic::AtomicU64::new(KEEP_TOTAL);
     type Job = (usize, Result<Hashed, String>);
     let hashed: Vec<Job> = to_hash
         .par_iter()
         .map(|&i| {
-            let r = hash_stable(&dir.join(&files[i].path), &progress, &budget);
+            let r = hash_stable(&dir.join(&files[i].path), &progress, budget);
             (i, r)
         })
         .collect();
@@ -377,7 +393,14 @@ fn hash_stable(
             })
             .is_ok();
     let (sha, bytes, content) = if keep {
-        let data = std::fs::read(path).map_err(io_reason)?;
+        // At most one byte more than measured: a file still growing is
+        // caught below, not read whole.
+        let mut data = Vec::with_capacity(before.0 as usize);
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::fs::File::open(path).map_err(io_reason)?, before.0 + 1),
+            &mut data,
+        )
+        .map_err(io_reason)?;
         progress.add(data.len() as u64);
         let sha = crate::hash::sha256_bytes(&data);
         let n = data.len() as u64;

@@ -80,7 +80,7 @@ fn scan_input(
 ) -> Result<scan::Scanned> {
     let scan = || match kept {
         Some(bytes) => scan::scan_bytes(&r.detector, bytes, scan::View::of(path)),
-        None => scan::scan_file(&r.detector, path),
+        None => scan_verified(r, path, sha256),
     };
     let (Some(cache), Some(sha)) = (SCANS.get(), sha256) else {
         return scan();
@@ -94,6 +94,42 @@ fn scan_input(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(key, scanned.clone());
+    Ok(scanned)
+}
+
+/// Scan a file from disk, hashing what is read: a file that no longer has
+/// its verified bytes is refused, so "clean" always means "these bytes".
+fn scan_verified(r: &Redactor, path: &Path, sha256: Option<&str>) -> Result<scan::Scanned> {
+    struct Hashing<R> {
+        inner: R,
+        hash: Sha256,
+    }
+    impl<R: std::io::Read> std::io::Read for Hashing<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.hash.update(&buf[..n]);
+            Ok(n)
+        }
+    }
+    let mut reader = Hashing {
+        inner: crate::fsx::open(path)?,
+        hash: Sha256::new(),
+    };
+    let scanned = scan::scan_reader(&r.detector, &mut reader, scan::View::of(path))
+        .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))?;
+    if let Some(expected) = sha256 {
+        // Read to the end, in case the scan stopped early (binary).
+        std::io::copy(&mut reader, &mut std::io::sink())?;
+        if crate::hash::hex(&reader.hash.finalize()) != expected {
+            return Err(EvidenceFailed {
+                report: format!(
+                    "`{}` changed after it was verified; nothing was published",
+                    path.display()
+                ),
+            }
+            .into());
+        }
+    }
     Ok(scanned)
 }
 

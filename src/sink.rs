@@ -109,11 +109,32 @@ impl<'a> Sink<'a> {
         self.files.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Delta mode: move the staged changes into `out` and remove what the
-    /// new site no longer has; then the staging folder goes.
+    /// Delta mode: remove what the new site no longer has (and folders
+    /// left empty), then move the staged changes into `out`; the staging
+    /// folder goes. On an error the caller must not trust `out` to match
+    /// any record: the next build should write everything.
     pub fn apply(&self, out: &Path) -> Result<()> {
         let previous = self.previous.expect("apply is for delta builds");
         let files = self.files();
+        // Dropped files first: a file may have become a folder or the
+        // reverse.
+        for rel in previous.keys().filter(|r| !files.contains_key(*r)) {
+            let path = out.join(rel);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("failed to remove `{}`", path.display()))
+                }
+            }
+            let mut dir = path.parent();
+            while let Some(d) = dir.filter(|d| *d != out) {
+                if std::fs::remove_dir(d).is_err() {
+                    break; // not empty
+                }
+                dir = d.parent();
+            }
+        }
         let staged = self
             .staged
             .lock()
@@ -121,14 +142,14 @@ impl<'a> Sink<'a> {
             .clone();
         for rel in &staged {
             let target = out.join(rel);
+            if target.is_dir() {
+                crate::fsx::remove_tree(&target)?;
+            }
             if let Some(dir) = target.parent().filter(|d| !d.is_dir()) {
                 crate::fsx::create_dir_all(dir)?;
             }
             crate::fsx::rename(&self.staging.join(rel), &target)?;
         }
-        for rel in previous.keys().filter(|r| !files.contains_key(*r)) {
-            let _ = std::fs::remove_file(out.join(rel));
-        }
-        crate::fsx::remove_dir_all(&self.staging)
+        crate::fsx::remove_tree(&self.staging)
     }
 }

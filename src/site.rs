@@ -71,11 +71,12 @@ impl Phases {
     }
 }
 
-/// Load a campaign's manifest and check its files.
-pub fn verify_campaign(c: &Campaign) -> Result<Evidence> {
+/// Load a campaign's manifest and check its files, keeping small files'
+/// bytes while the build's `budget` lasts.
+pub fn verify_campaign(c: &Campaign, budget: &std::sync::atomic::AtomicU64) -> Result<Evidence> {
     let m = manifest::load(&c.dir)?;
     let name = m.name.clone();
-    evidence::verify(&c.dir, m, &[name.as_str()])
+    evidence::verify_within(&c.dir, m, &[name.as_str()], budget)
 }
 
 /// Pages rendered by earlier preview builds, reused when nothing they
@@ -163,9 +164,10 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
     let theme = Theme::load(opts.theme.as_deref())?;
     phases.mark("load");
 
+    let budget = std::sync::atomic::AtomicU64::new(evidence::KEEP_TOTAL);
     let mut evidences = campaigns
         .iter()
-        .map(verify_campaign)
+        .map(|c| verify_campaign(c, &budget))
         .collect::<Result<Vec<_>>>()?;
     let mut unverified = Vec::new();
     if opts.preview {
@@ -275,7 +277,12 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         return Err(e);
     }
     if sink.is_delta() {
-        sink.apply(&opts.out)?;
+        if let Err(e) = sink.apply(&opts.out) {
+            // OUT is part old, part new: the next build writes it whole.
+            cache.last = None;
+            let _ = crate::fsx::remove_tree(&staging);
+            return Err(e);
+        }
     } else {
         swap_in(&staging, &opts.out)?;
     }

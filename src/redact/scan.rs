@@ -178,15 +178,13 @@ fn scan_chunks(
             View::Json => vec![Cow::Borrowed(text), decode_json_escapes(text)],
         };
         let first = out.hits.len();
+        let mut seen: std::collections::HashSet<(usize, String)> = std::collections::HashSet::new();
         for (n, v) in views.iter().enumerate() {
             if n > 0 && *v == views[0] {
                 continue;
             }
             for (l, c, h) in locate(v.as_bytes(), det.find(v.as_bytes()), line) {
-                let seen = out.hits[first..]
-                    .iter()
-                    .any(|(sl, _, sh)| *sl == l && sh.key == h.key);
-                if !seen {
+                if seen.insert((l, h.key.clone())) {
                     out.hits.push((l, c, h));
                 }
             }
@@ -278,7 +276,8 @@ pub fn strip_tags(s: &str) -> String {
         };
         out.extend_from_slice(&bytes[text_from..i]);
         let tag = &bytes[i + 1..i + len];
-        let bare = tag.strip_prefix(b"/").unwrap_or(tag);
+        let skip = tag.iter().take_while(|&&b| b == b'/').count();
+        let bare = &tag[skip..];
         let n = bare
             .iter()
             .take_while(|b| b.is_ascii_alphanumeric())

@@ -245,6 +245,7 @@ fn tags_come_out_inline_ones_without_a_trace() {
     use super::scan::strip_tags;
     assert_eq!(strip_tags("a<em>b</EM>c<p>d\n<br\n>e"), "abc d\n \ne");
     assert_eq!(strip_tags("10.0.<span class=\"x\">0</span>.5"), "10.0.0.5");
+    assert_eq!(strip_tags("10.0.<//em>0.5"), "10.0.0.5");
     // A bare `<` opens a "tag" up to the next `>`, as before.
     assert_eq!(strip_tags("x < y, é<b>é</b>"), "x  é");
     assert_eq!(
