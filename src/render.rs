@@ -30,6 +30,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../templates/manifest.html"),
     ),
     (
+        "templates/manifest_rows.html",
+        include_str!("../templates/manifest_rows.html"),
+    ),
+    (
         "templates/ledger.html",
         include_str!("../templates/ledger.html"),
     ),

@@ -1029,7 +1029,6 @@ impl Site<'_> {
         let (c, e) = (&self.campaigns[i], &self.evidences[i]);
         let redacted: usize = copied.iter().flat_map(|k| k.redactions.values()).sum();
         let mut ctx = base_context(c, current, title, self.theme, self.single_file);
-        ctx.insert("files", &self.manifest_rows(i, copied));
         ctx.insert("summary", &e.summary());
         ctx.insert("all_ok", &e.all_ok());
         ctx.insert("redacted", &redacted);
@@ -1048,6 +1047,19 @@ impl Site<'_> {
     ) -> Result<Vec<u8>> {
         let e = &self.evidences[i];
         let mut ctx = self.files_context(i, copied, "Manifest", "manifest.html");
+        // Rows are rendered in chunks on every core: a campaign may list
+        // tens of thousands of files.
+        let rows = self.manifest_rows(i, copied);
+        let chunks: Vec<Result<String>> = rows
+            .par_chunks(512)
+            .map(|chunk| {
+                let mut c = tera::Context::new();
+                c.insert("files", chunk);
+                self.theme.render("manifest_rows.html", &c)
+            })
+            .collect();
+        let rows: String = chunks.into_iter().collect::<Result<Vec<_>>>()?.concat();
+        ctx.insert("rows", &rows);
         ctx.insert(
             "manifest",
             &serde_json::json!({"name": e.manifest.name, "href": published_manifest, "sha256": e.manifest.sha256}),
@@ -1091,6 +1103,7 @@ impl Site<'_> {
         let linker = crate::single::Linker::new(&rendered.pages, &listed);
         let sections = linker.sections(&rendered.pages, &images);
         let mut ctx = self.files_context(i, copied, "Offline copy", "");
+        ctx.insert("files", &rows);
         ctx.insert("css", self.theme.css_text());
         ctx.insert("sections", &sections);
         ctx.insert("count", &rendered.ledger.len());
