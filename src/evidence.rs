@@ -339,7 +339,10 @@ fn unsafe_reason(path: &str, manifest_name: &str) -> Option<&'static str> {
 type Stamp = (u64, Option<std::time::SystemTime>, i64, i64, u64);
 
 fn stamp(p: &Path) -> std::io::Result<Stamp> {
-    let m = std::fs::metadata(p)?;
+    Ok(stamp_of(&std::fs::metadata(p)?))
+}
+
+fn stamp_of(m: &std::fs::Metadata) -> Stamp {
     #[cfg(unix)]
     let (ctime, ctime_ns, ino) = {
         use std::os::unix::fs::MetadataExt;
@@ -347,7 +350,7 @@ fn stamp(p: &Path) -> std::io::Result<Stamp> {
     };
     #[cfg(not(unix))]
     let (ctime, ctime_ns, ino) = (0, 0, 0);
-    Ok((m.len(), m.modified().ok(), ctime, ctime_ns, ino))
+    (m.len(), m.modified().ok(), ctime, ctime_ns, ino)
 }
 
 /// Hashes kept between builds in one process (`exhibit serve`), so an edit
@@ -392,26 +395,25 @@ fn hash_stable(
                 left.checked_sub(before.0)
             })
             .is_ok();
+    // The file as opened is compared with the path as first seen: the
+    // same inode, size and times, or it changed while being read.
+    let file = std::fs::File::open(path).map_err(io_reason)?;
     let (sha, bytes, content) = if keep {
         // At most one byte more than measured: a file still growing is
         // caught below, not read whole.
         let mut data = Vec::with_capacity(before.0 as usize);
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(std::fs::File::open(path).map_err(io_reason)?, before.0 + 1),
-            &mut data,
-        )
-        .map_err(io_reason)?;
+        std::io::Read::read_to_end(&mut std::io::Read::take(&file, before.0 + 1), &mut data)
+            .map_err(io_reason)?;
         progress.add(data.len() as u64);
         let sha = crate::hash::sha256_bytes(&data);
         let n = data.len() as u64;
         (sha, n, Some(std::sync::Arc::from(data)))
     } else {
-        let file = std::fs::File::open(path).map_err(io_reason)?;
-        let mut reader = progress.wrap(file);
+        let mut reader = progress.wrap(file.try_clone().map_err(io_reason)?);
         let (sha, n) = crate::hash::sha256_reader(&mut reader).map_err(io_reason)?;
         (sha, n, None)
     };
-    let after = stamp(path).map_err(io_reason)?;
+    let after = stamp_of(&file.metadata().map_err(io_reason)?);
     if before != after || before.0 != bytes {
         return Err("changed while being read".into());
     }
