@@ -620,6 +620,7 @@ fn render_pages(
         fresh.into_iter().collect::<Result<_>>()?;
 
     let mut pages = Vec::with_capacity(fresh.len());
+    let mut fingerprints = Vec::with_capacity(fresh.len());
     for (i, (fp, page)) in fresh.into_iter().enumerate() {
         let page = page.expect("every page is rendered or reused");
         let key = (c.meta.id.clone(), i);
@@ -627,8 +628,9 @@ fn render_pages(
             cache.rendered += 1;
         }
         if cache.keep {
-            cache.pages.insert(key, (fp, page.clone()));
+            cache.pages.insert(key, (fp.clone(), page.clone()));
         }
+        fingerprints.push(fp);
         pages.push(page);
     }
     page::check_anchors(&pages)?;
@@ -637,14 +639,9 @@ fn render_pages(
     // or taken from the last preview build when nothing they show changed.
     let id = c.public.id.as_str();
     let det = &r.detector;
-    let out_fp = |i: usize| {
-        format!(
-            "{}:{}:{keep_pages}:{}",
-            page_fingerprint(c, e, &shared, i),
-            theme.fingerprint,
-            det.fingerprint()
-        )
-    };
+    // What a page's files depend on besides the page: theme, footer, detector.
+    let around = format!(":{}:{keep_pages}:{}", theme.fingerprint, det.fingerprint());
+    let out_fp = |i: usize| format!("{}{around}", fingerprints[i]);
     let (cached, keep) = (&cache.outputs, cache.keep);
     let outputs: Vec<Result<PageFiles>> = pages
         .par_iter()
@@ -834,12 +831,13 @@ impl Site<'_> {
         };
         // Every campaign file is published at its public path (active
         // content renamed), redacted unless the policy lets it through.
+        let same_detector = p.scanned_by == self.redactor.detector.fingerprint();
         let mut copies: Vec<Copy> = e
             .files
             .iter()
             .map(|f| {
                 let published = p.published(&f.path);
-                let mode = self.copy_mode(p, &f.path, &published);
+                let mode = Self::copy_mode(p, same_detector, &f.path, &published);
                 (
                     published,
                     f.path.clone(),
@@ -848,7 +846,7 @@ impl Site<'_> {
                 )
             })
             .collect();
-        let mode = self.copy_mode(p, &e.manifest.name, &published_manifest);
+        let mode = Self::copy_mode(p, same_detector, &e.manifest.name, &published_manifest);
         copies.push((
             published_manifest.clone(),
             e.manifest.name.clone(),
@@ -983,11 +981,13 @@ impl Site<'_> {
     /// Binary by policy; verbatim when the input scan found nothing with
     /// the detector the copies use, and the copy is read the same way;
     /// otherwise redacted.
-    fn copy_mode(&self, p: &Public, original: &str, published: &str) -> public::Mode {
+    /// `same_detector`: the copies' detector is the one that scanned the
+    /// inputs (see [`Public::scanned_by`]).
+    fn copy_mode(p: &Public, same_detector: bool, original: &str, published: &str) -> public::Mode {
         if p.binary.contains(original) {
             public::Mode::Binary
-        } else if p.clean.contains(original)
-            && p.scanned_by == self.redactor.detector.fingerprint()
+        } else if same_detector
+            && p.clean.contains(original)
             && scan::View::of(Path::new(original)) == scan::View::of(Path::new(published))
         {
             public::Mode::Verbatim

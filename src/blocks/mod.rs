@@ -7,7 +7,7 @@ mod export;
 mod ledger;
 mod table;
 
-pub use export::{Download, FOLDER as DOWNLOADS};
+pub use export::Download;
 pub use ledger::{entries_table, LedgerEntry};
 
 use crate::campaign::Campaign;

@@ -42,26 +42,32 @@ fn sample_and_leak_corpus_do_not_depend_on_thread_count() {
     });
 }
 
-/// A 60-page campaign from benches/gen-campaign.py, always the same seed.
-fn generated(name: &str) -> PathBuf {
+/// A campaign from benches/gen-campaign.py with these arguments.
+fn gen_campaign(name: &str, args: &[&str]) -> PathBuf {
     let dir = scratch(name).join("gen");
     let o = Command::new("python3")
         .arg(repo().join("benches/gen-campaign.py"))
         .arg(&dir)
-        .args([
-            "--pages",
-            "60",
-            "--records",
-            "8",
-            "--artifact-mb",
-            "1",
-            "--seed",
-            "3",
-        ])
+        .args(args)
         .output()
         .expect("python3 runs the generator");
     assert!(o.status.success(), "{}", stderr(&o));
     dir
+}
+
+/// A 60-page campaign, always the same seed.
+fn generated(name: &str) -> PathBuf {
+    let args = [
+        "--pages",
+        "60",
+        "--records",
+        "8",
+        "--artifact-mb",
+        "1",
+        "--seed",
+        "3",
+    ];
+    gen_campaign(name, &args)
 }
 
 #[test]
@@ -74,21 +80,8 @@ fn a_generated_campaign_does_not_depend_on_thread_count() {
 
 /// A plain generated campaign of `pages` pages (no blocks, no artifacts).
 fn plain(name: &str, pages: usize) -> PathBuf {
-    let dir = scratch(name).join("gen");
-    let o = Command::new("python3")
-        .arg(repo().join("benches/gen-campaign.py"))
-        .arg(&dir)
-        .args([
-            "--pages",
-            &pages.to_string(),
-            "--plain",
-            "--artifact-mb",
-            "0",
-        ])
-        .output()
-        .expect("python3 runs the generator");
-    assert!(o.status.success(), "{}", stderr(&o));
-    dir
+    let pages = pages.to_string();
+    gen_campaign(name, &["--pages", &pages, "--plain", "--artifact-mb", "0"])
 }
 
 #[test]

@@ -386,22 +386,31 @@ fn an_edit_to_one_page_renders_only_that_page_and_matches_a_fresh_build() {
     // Sealed, the preview is exactly what `exhibit build` writes.
     let o = run(exhibit().arg("seal").arg(&dir).arg("--update"));
     assert!(o.status.success(), "{}", stderr(&o));
-    let fresh = dir.parent().unwrap().join("fresh");
-    assert!(build(&dir, &fresh).status.success());
-    let strip = |t: Vec<(String, Vec<u8>)>| -> Vec<(String, Vec<u8>)> {
-        t.into_iter()
-            .filter(|(p, _)| p != ".exhibit-site")
-            .collect()
-    };
-    let want = strip(tree(&fresh));
+    let want = fresh_build(&dir, "fresh");
     // Compare after each rebuild: a late event of the edit may set off one
     // more before the reseal's.
     loop {
         server.wait_line("rendered, the others reused");
-        if strip(tree(&server.preview)) == want {
+        if site_files(&server.preview) == want {
             break;
         }
     }
+}
+
+/// A site's files without exhibit's marker (the preview has its own).
+fn site_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    tree(dir)
+        .into_iter()
+        .filter(|(p, _)| p != ".exhibit-site")
+        .collect()
+}
+
+/// What `exhibit build` writes for `dir` now, built next to it as `name`.
+fn fresh_build(dir: &Path, name: &str) -> Vec<(String, Vec<u8>)> {
+    let fresh = dir.parent().unwrap().join(name);
+    let o = build(dir, &fresh);
+    assert!(o.status.success(), "{}", stderr(&o));
+    site_files(&fresh)
 }
 
 #[test]
@@ -409,42 +418,33 @@ fn a_file_added_then_removed_comes_and_goes_in_the_preview() {
     let dir = served_campaign();
     let server = Server::start(&dir);
     let extra = dir.join("artifacts/extra.log");
-    std::fs::write(&extra, "one more run log\n").unwrap();
     let published = server.preview.join("minimal/artifacts/extra.log");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !published.is_file() {
-        assert!(
-            Instant::now() < deadline,
-            "the new file never reached the preview"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::fs::remove_file(&extra).unwrap();
-    // Only changes are written to the served folder; a file the campaign
-    // no longer has must leave it, and the rest must still be whole.
-    while published.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "the removed file stayed in the preview"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let fresh = dir.parent().unwrap().join("fresh-after-remove");
-    assert!(build(&dir, &fresh).status.success());
-    let strip = |t: Vec<(String, Vec<u8>)>| -> Vec<(String, Vec<u8>)> {
-        t.into_iter()
-            .filter(|(p, _)| p != ".exhibit-site")
-            .collect()
-    };
-    let want = strip(tree(&fresh));
-    loop {
-        if strip(tree(&server.preview)) == want {
-            break;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let wait = |what: &str, done: &dyn Fn() -> bool| {
+        while !done() {
+            assert!(Instant::now() < deadline, "{what}");
+            std::thread::sleep(Duration::from_millis(50));
         }
-        assert!(
-            Instant::now() < deadline,
-            "the preview differs from a fresh build"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    };
+    std::fs::write(&extra, "one more run log\n").unwrap();
+    wait("the new file never reached the preview", &|| {
+        published.is_file()
+    });
+    // Only changes are written to the served folder: a name that turns
+    // from file to folder, and back to nothing, must follow, and the rest
+    // must stay whole.
+    std::fs::remove_file(&extra).unwrap();
+    std::fs::create_dir(&extra).unwrap();
+    std::fs::write(extra.join("inner.log"), "a log in a folder\n").unwrap();
+    wait("a file turned folder never reached the preview", &|| {
+        published.join("inner.log").is_file()
+    });
+    std::fs::remove_dir_all(&extra).unwrap();
+    wait("the removed folder stayed in the preview", &|| {
+        !published.exists()
+    });
+    let want = fresh_build(&dir, "fresh-after-remove");
+    wait("the preview differs from a fresh build", &|| {
+        site_files(&server.preview) == want
+    });
 }
