@@ -10,7 +10,9 @@ use crate::evidence::Evidence;
 use crate::expr::Slot;
 use crate::html::escape;
 use anyhow::Result;
-use pulldown_cmark::{CodeBlockKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{
+    Alignment, CodeBlockKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd,
+};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -273,8 +275,14 @@ impl<'a> Renderer<'a> {
         let mut i = 0;
         // Links we dropped, so their ends are dropped too.
         let mut link_stack: Vec<bool> = Vec::new();
+        let mut table = MdTable::default();
         while i < events.len() {
             let (event, range) = &events[i];
+            if let Some(html) = table.markup(event) {
+                self.pending.push(Event::Html(html.into()));
+                i += 1;
+                continue;
+            }
             match event {
                 Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info)))
                     if info.split_whitespace().next() == Some("exhibit") =>
@@ -617,6 +625,62 @@ impl<'a> Renderer<'a> {
             at,
             format!("broken link `{dest}`: no page or file of the campaign has that path"),
         ))
+    }
+}
+
+/// A Markdown table written like the tables of `exhibit` blocks: in a
+/// scroll box, right-aligned columns as `num` cells (tabular figures)
+/// rather than an inline style on every cell.
+#[derive(Default)]
+struct MdTable {
+    aligns: Vec<Alignment>,
+    head: bool,
+    column: usize,
+}
+
+impl MdTable {
+    /// The markup for a table event; `None` for every other event.
+    fn markup(&mut self, event: &Event) -> Option<&'static str> {
+        Some(match event {
+            Event::Start(Tag::Table(aligns)) => {
+                self.aligns = aligns.clone();
+                "<div class=\"scroll\" tabindex=\"0\"><table>"
+            }
+            Event::End(TagEnd::Table) => "</tbody></table></div>\n",
+            Event::Start(Tag::TableHead) => {
+                (self.head, self.column) = (true, 0);
+                "<thead><tr>"
+            }
+            Event::End(TagEnd::TableHead) => {
+                self.head = false;
+                "</tr></thead><tbody>\n"
+            }
+            Event::Start(Tag::TableRow) => {
+                self.column = 0;
+                "<tr>"
+            }
+            Event::End(TagEnd::TableRow) => "</tr>\n",
+            Event::Start(Tag::TableCell) => {
+                let align = self.aligns.get(self.column).copied();
+                match (self.head, align) {
+                    (true, Some(Alignment::Right)) => "<th class=\"num\">",
+                    (true, Some(Alignment::Center)) => "<th class=\"center\">",
+                    (true, _) => "<th>",
+                    (false, Some(Alignment::Right)) => "<td class=\"num\">",
+                    (false, Some(Alignment::Center)) => "<td class=\"center\">",
+                    (false, _) => "<td>",
+                }
+            }
+            Event::End(TagEnd::TableCell) => {
+                self.column += 1;
+                if self.head {
+                    "</th>"
+                } else {
+                    "</td>"
+                }
+            }
+            _ => return None,
+        })
     }
 }
 

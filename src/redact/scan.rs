@@ -172,7 +172,11 @@ fn scan_chunks(
             View::Markdown => vec![decode_entities(text)],
             View::Markup => {
                 let decoded = decode_entities(text);
-                let stripped = Cow::Owned(decode_entities(&strip_tags(text)).into_owned());
+                let stripped = strip_tags(text);
+                let stripped = match decode_entities(&stripped) {
+                    Cow::Borrowed(_) => Cow::Owned(stripped),
+                    Cow::Owned(d) => Cow::Owned(d),
+                };
                 vec![decoded, stripped]
             }
             View::Json => vec![Cow::Borrowed(text), decode_json_escapes(text)],
@@ -190,7 +194,7 @@ fn scan_chunks(
             }
         }
         out.hits[first..].sort_by_key(|(l, c, _)| (*l, *c));
-        line += chunk.iter().filter(|&&b| b == b'\n').count();
+        line += memchr::memchr_iter(b'\n', chunk).count();
         Ok(())
     })?;
     Ok(out)
@@ -266,12 +270,10 @@ fn inline(name: &[u8]) -> bool {
 pub fn strip_tags(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
-    let mut i = 0;
     let mut text_from = 0;
-    // `str::find` on one ASCII byte is a memchr.
-    while let Some(lt) = s[i..].find('<') {
-        i += lt;
-        let Some(len) = s[i..].find('>') else {
+    while let Some(lt) = memchr::memchr(b'<', &bytes[text_from..]) {
+        let i = text_from + lt;
+        let Some(len) = memchr::memchr(b'>', &bytes[i..]) else {
             break;
         };
         out.extend_from_slice(&bytes[text_from..i]);
@@ -292,9 +294,10 @@ pub fn strip_tags(s: &str) -> String {
         if !is_inline {
             out.push(b' ');
         }
-        out.extend(tag.iter().filter(|&&b| b == b'\n'));
-        i += len + 1;
-        text_from = i;
+        if memchr::memchr(b'\n', tag).is_some() {
+            out.extend(tag.iter().filter(|&&b| b == b'\n'));
+        }
+        text_from = i + len + 1;
     }
     out.extend_from_slice(&bytes[text_from..]);
     // Only whole tags (ASCII `<`..`>`) were taken out, so this is UTF-8.
@@ -346,15 +349,17 @@ pub fn decode_json_escapes(s: &str) -> Cow<'_, str> {
 /// Decode the character references a page may hide text behind. A decoded
 /// line break becomes a space so line numbers still match the file.
 pub fn decode_entities(s: &str) -> Cow<'_, str> {
-    if !s.contains('&') {
+    if memchr::memchr(b'&', s.as_bytes()).is_none() {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
-    while let Some(i) = rest.find('&') {
+    while let Some(i) = memchr::memchr(b'&', rest.as_bytes()) {
         out.push_str(&rest[..i]);
         rest = &rest[i..];
-        let end = rest[1..].find(';').map(|e| e + 1).filter(|&e| e <= 12);
+        // A reference is at most 12 bytes long: look no further for its `;`.
+        let window = &rest.as_bytes()[1..rest.len().min(13)];
+        let end = memchr::memchr(b';', window).map(|e| e + 1);
         let decoded = end.and_then(|e| {
             let name = &rest[1..e];
             let c = match name {

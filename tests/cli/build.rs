@@ -193,6 +193,31 @@ fn html_in_markdown_and_script_links_never_execute() {
 }
 
 #[test]
+fn markdown_tables_align_by_class_in_a_scroll_box() {
+    let dir = fixture("minimal");
+    std::fs::write(
+        dir.join("notes.md"),
+        "## Notes\n\n| Case | Mid | tok/s |\n| :--- | :---: | ---: |\n| a | b | 81.69 |\n| c | d | 105.96 |\n",
+    )
+    .unwrap();
+    seal(&dir);
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = read(&out.join("minimal/notes.html"));
+    assert!(
+        html.contains(
+            "<div class=\"scroll\" tabindex=\"0\"><table><thead><tr><th>Case</th><th class=\"center\">Mid</th><th class=\"num\">tok/s</th></tr></thead><tbody>"
+        ),
+        "{html}"
+    );
+    assert!(html
+        .contains("<tr><td>c</td><td class=\"center\">d</td><td class=\"num\">105.96</td></tr>"));
+    assert!(html.contains("</tbody></table></div>"));
+    assert!(!html.contains("style="), "no inline styles on cells");
+}
+
+#[test]
 fn active_artifacts_are_published_inert() {
     let dir = fixture("minimal");
     std::fs::write(
