@@ -221,7 +221,7 @@ impl<'a> Renderer<'a> {
     /// across events) and every text, code and HTML string redacted. Link
     /// targets stay as written: [`Self::link`] checks and rewrites them.
     fn public_events(&self) -> Vec<(Event<'a>, Range<usize>)> {
-        let mut events: Vec<(Event<'a>, Range<usize>)> = Vec::new();
+        let mut events: Vec<(Event<'a>, Range<usize>)> = Vec::with_capacity(self.text.len() / 8);
         for (e, r) in Parser::new_ext(self.text, options()).into_offset_iter() {
             // A soft line break is white space inside the text run: a name
             // wrapped over two lines is still one name.
@@ -239,7 +239,7 @@ impl<'a> Renderer<'a> {
         // Nothing in the page's strings can match: no string needs its own
         // redaction pass. (A match inside any one string would also be a
         // match in them all, one per line.)
-        let mut all = String::new();
+        let mut all = String::with_capacity(self.text.len());
         for (e, _) in &events {
             if let Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) = e {
                 all.push_str(t);
@@ -271,19 +271,22 @@ impl<'a> Renderer<'a> {
     }
 
     fn run(&mut self) -> Result<()> {
-        let events = self.public_events();
+        let mut events = self.public_events();
+        self.pending.reserve(events.len());
         let mut i = 0;
         // Links we dropped, so their ends are dropped too.
         let mut link_stack: Vec<bool> = Vec::new();
         let mut table = MdTable::default();
         while i < events.len() {
-            let (event, range) = &events[i];
-            if let Some(html) = table.markup(event) {
+            if let Some(html) = table.markup(&events[i].0) {
                 self.pending.push(Event::Html(html.into()));
                 i += 1;
                 continue;
             }
-            match event {
+            // Each event is visited once: move it out rather than copy it
+            // (a heading's and a block's later events are read in place).
+            let at = events[i].1.start;
+            match std::mem::replace(&mut events[i].0, Event::Rule) {
                 Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info)))
                     if info.split_whitespace().next() == Some("exhibit") =>
                 {
@@ -299,9 +302,10 @@ impl<'a> Renderer<'a> {
                         }
                         i += 1;
                     }
-                    self.block(&kind, &body, range.start, body_start)?;
+                    self.block(&kind, &body, at, body_start)?;
                 }
-                Event::Start(Tag::Heading { .. }) => {
+                start @ Event::Start(Tag::Heading { .. }) => {
+                    events[i].0 = start;
                     let end = events[i..]
                         .iter()
                         .position(|(e, _)| matches!(e, Event::End(TagEnd::Heading(_))))
@@ -309,10 +313,10 @@ impl<'a> Renderer<'a> {
                     self.heading(&events[i..=end]);
                     i = end;
                 }
-                Event::Html(s) | Event::InlineHtml(s) => self.pending.push(Event::Text(s.clone())),
+                Event::Html(s) | Event::InlineHtml(s) => self.pending.push(Event::Text(s)),
                 Event::Code(code) if code.starts_with('=') => {
                     let spec = self.store.redactor.redact(&code[1..]).into_owned();
-                    let html = self.inline_ref(&spec, range.start)?;
+                    let html = self.inline_ref(&spec, at)?;
                     self.pending.push(Event::InlineHtml(html.into()));
                 }
                 Event::Start(Tag::Link {
@@ -320,21 +324,21 @@ impl<'a> Renderer<'a> {
                     dest_url,
                     title,
                     id,
-                }) => match self.link(dest_url, range.start)? {
+                }) => match self.link(&dest_url, at)? {
                     Some(dest) => {
                         link_stack.push(true);
                         self.pending.push(Event::Start(Tag::Link {
-                            link_type: *link_type,
+                            link_type,
                             dest_url: dest.into(),
-                            title: self.public(title),
-                            id: id.clone(),
+                            title: self.public(&title),
+                            id,
                         }));
                     }
                     None => link_stack.push(false),
                 },
-                Event::End(TagEnd::Link) => {
+                end @ Event::End(TagEnd::Link) => {
                     if link_stack.pop().unwrap_or(true) {
-                        self.pending.push(event.clone());
+                        self.pending.push(end);
                     }
                 }
                 Event::Start(Tag::Image {
@@ -342,24 +346,24 @@ impl<'a> Renderer<'a> {
                     dest_url,
                     title,
                     id,
-                }) => match self.link(dest_url, range.start)? {
+                }) => match self.link(&dest_url, at)? {
                     Some(dest) => {
                         link_stack.push(true);
                         self.pending.push(Event::Start(Tag::Image {
-                            link_type: *link_type,
+                            link_type,
                             dest_url: dest.into(),
-                            title: self.public(title),
-                            id: id.clone(),
+                            title: self.public(&title),
+                            id,
                         }));
                     }
                     None => link_stack.push(false),
                 },
-                Event::End(TagEnd::Image) => {
+                end @ Event::End(TagEnd::Image) => {
                     if link_stack.pop().unwrap_or(true) {
-                        self.pending.push(event.clone());
+                        self.pending.push(end);
                     }
                 }
-                other => self.pending.push(other.clone()),
+                other => self.pending.push(other),
             }
             i += 1;
         }
