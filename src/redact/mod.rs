@@ -137,6 +137,9 @@ impl Detector {
         } else {
             Some(
                 RegexBuilder::new(&alternatives.join("|"))
+                    // `^` and `$` at every line: a pattern finds the same
+                    // values in a file as in its lines taken one by one.
+                    .multi_line(true)
                     .size_limit(64 << 20)
                     .build()?,
             )

@@ -506,12 +506,20 @@ pub fn scan_path_except(
     } else {
         anyhow::bail!("`{}` does not exist", path.display());
     }
+    // Names are checked one by one only if one of them could hold a value:
+    // a name's match is also a match in all of them, one per line.
+    let names: Vec<&str> = files.iter().map(|(rel, _)| rel.as_str()).collect();
+    let check_names = det.any_candidate(names.join("\n").as_bytes());
     let results: Vec<Result<(Vec<Finding>, bool)>> = files
         .par_iter()
         .map(|(rel, full)| {
             let shown = display(rel);
-            let mut findings: Vec<Finding> = det
-                .find(rel.as_bytes())
+            let name_hits = if check_names {
+                det.find(rel.as_bytes())
+            } else {
+                Vec::new()
+            };
+            let mut findings: Vec<Finding> = name_hits
                 .into_iter()
                 .map(|h| Finding {
                     file: shown.clone(),

@@ -571,6 +571,23 @@ fn disguised_values_are_redacted_or_their_links_dropped() {
 }
 
 #[test]
+fn anchored_policy_patterns_match_at_every_line() {
+    let dir = minimal_with(
+        "A paragraph before.\n\nopsbox-17 handled the second run.\n",
+        r#"{"patterns": ["^opsbox-[0-9]+"]}"#,
+        &[("artifacts/hosts.txt", "first line\nopsbox-21 served\n")],
+    );
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let main = read(&out.join("minimal/index.html"));
+    assert!(!main.contains("opsbox-17"), "page line start survived");
+    assert!(main.contains("[redacted-"), "placeholder shown");
+    let copy = read(&out.join("minimal/artifacts/hosts.txt"));
+    assert!(!copy.contains("opsbox-21"), "{copy}");
+}
+
+#[test]
 fn values_hidden_by_markup_or_escapes_fail_closed() {
     let dir = minimal_with(
         "Split by emphasis: 10.0.*0*.9 here.\n\nEntity in the copy: 10&#46;0.0.5 there.\n",
