@@ -12,6 +12,7 @@
 #       campaign build: GB/s of each stage that reads them (verify, input
 #       scan, redacting copy, output rescan).
 # Runs alternate between the tools; the median of RUNS is reported.
+# Both build into an empty folder; exhibit over its last site is shown too.
 #   benches/scale.sh [RUNS]                       (default 5; 3 for (b))
 #   EXHIBIT=/abs/path/to/exhibit benches/scale.sh (skip the cargo build)
 # Needs: hugo (Debian package `hugo`), python3, GNU time; perf optional.
@@ -47,23 +48,27 @@ compare() { # NAME PAGES RUNS MEM_LIMIT_MB
   local name=$1 pages=$2 n=$3 limit=$4
   python3 "$gen" "$work/$name/campaign" --pages "$pages" --plain --artifact-mb 0 >/dev/null
   hugo_site "$work/$name/hugo" "$pages"
-  : >"$work/$name.exhibit"; : >"$work/$name.hugo"
+  : >"$work/$name.exhibit"; : >"$work/$name.hugo"; : >"$work/$name.again"
+  # Both tools build into an empty output folder. exhibit's rebuild over
+  # its previous site (which it must remove after the swap) is timed too.
   for _ in $(seq "$n"); do
-    rm -rf "$work/$name/hugo-out"
+    rm -rf "$work/$name/hugo-out" "$work/$name/exhibit-out"
     measure "$work/$name.hugo" hugo -s "$work/$name/hugo" -d "$work/$name/hugo-out" --quiet
     measure "$work/$name.exhibit" "$bin" build "$work/$name/campaign" -o "$work/$name/exhibit-out"
+    measure "$work/$name.again" "$bin" build "$work/$name/campaign" -o "$work/$name/exhibit-out"
   done
-  python3 - "$name" "$pages" "$work/$name.exhibit" "$work/$name.hugo" "$limit" <<'PY'
+  python3 - "$name" "$pages" "$work/$name.exhibit" "$work/$name.hugo" "$limit" "$work/$name.again" <<'PY'
 import statistics, sys
-name, pages, ex, hu, limit = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
+name, pages, ex, hu, limit, again = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
 def load(p):
     rows = [tuple(map(float, l.split())) for l in open(p) if l.strip()]
     return statistics.median(r[0] for r in rows), max(r[1] for r in rows) / 1024
-(et, em), (ht, hm) = load(ex), load(hu)
+(et, em), (ht, hm), (at, am) = load(ex), load(hu), load(again)
 ratio = et / ht
 ok = ratio <= 0.25 and em < limit
 print(f"  {pages:>6} pages   exhibit {et:6.3f} s {em:6.1f} MB   hugo {ht:6.3f} s {hm:7.1f} MB"
       f"   ratio {ratio:.3f} (<= 0.25)  memory < {limit} MB: {'PASS' if ok else 'FAIL'}")
+print(f"  {'':>6}         exhibit over its previous site {at:6.3f} s {am:6.1f} MB   ratio {at / ht:.3f}")
 PY
 }
 

@@ -161,6 +161,8 @@ pub fn verify_within(
 
     let mut files: Vec<FileCheck> = Vec::new();
     let mut to_hash: Vec<usize> = Vec::new();
+    // Disk names by lower case, made when a file is first found missing.
+    let mut by_case = None;
     for (path, entries) in &counts {
         let first = entries[0];
         let mut check = FileCheck {
@@ -189,9 +191,19 @@ pub fn verify_within(
             match disk.get(*path).map(|(k, _)| *k) {
                 None => {
                     check.verdict = Verdict::Missing;
-                    if let Some(other) = disk
-                        .keys()
-                        .find(|k| k.eq_ignore_ascii_case(path) && !counts.contains_key(k.as_str()))
+                    let by_case = by_case.get_or_insert_with(|| {
+                        let mut m: std::collections::HashMap<String, Vec<&String>> =
+                            std::collections::HashMap::new();
+                        for k in disk.keys() {
+                            m.entry(k.to_ascii_lowercase()).or_default().push(k);
+                        }
+                        m
+                    });
+                    if let Some(other) = by_case
+                        .get(&path.to_ascii_lowercase())
+                        .into_iter()
+                        .flatten()
+                        .find(|k| !counts.contains_key(k.as_str()))
                     {
                         check.detail = Some(format!("`{other}` differs only in case"));
                     }

@@ -172,11 +172,17 @@ pub fn prepare(
             ..Public::default()
         })
         .collect();
+    // File names are read one by one only if one of them could hold a
+    // value (a name's match is also a match in all of them, one per line).
+    let names: Vec<&str> = jobs.iter().map(|(_, f)| f.as_str()).collect();
+    let check_names = r.detector.any_candidate(names.join("\n").as_bytes());
     let mut refused = String::new();
     for ((i, f), s) in jobs.iter().zip(scanned) {
         let s = s?;
         let c = &cs[*i];
-        r.register(&r.detector.find(f.as_bytes()));
+        if check_names {
+            r.register(&r.detector.find(f.as_bytes()));
+        }
         if s.binary {
             if c.meta.redaction.allows_binary(f) {
                 publics[*i].binary.insert(f.clone());
@@ -205,7 +211,11 @@ pub fn prepare(
     }
     for ((c, e), p) in campaigns.iter_mut().zip(evidences).zip(&mut publics) {
         for f in order(c, e) {
-            let public = r.redact(&f).into_owned();
+            let public = if check_names {
+                r.redact(&f).into_owned()
+            } else {
+                f.clone()
+            };
             p.reverse.insert(public.clone(), f.clone());
             p.names.insert(f, public);
         }

@@ -105,8 +105,8 @@ impl<'a> Sink<'a> {
     }
 
     /// Every file of the new site.
-    pub fn files(&self) -> Files {
-        self.files.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    pub fn into_files(self) -> Files {
+        self.files.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Delta mode: remove what the new site no longer has (and folders
@@ -115,7 +115,7 @@ impl<'a> Sink<'a> {
     /// any record: the next build should write everything.
     pub fn apply(&self, out: &Path) -> Result<()> {
         let previous = self.previous.expect("apply is for delta builds");
-        let files = self.files();
+        let files = self.files.lock().unwrap_or_else(|e| e.into_inner());
         // Dropped files first: a file may have become a folder or the
         // reverse.
         for rel in previous.keys().filter(|r| !files.contains_key(*r)) {

@@ -290,7 +290,7 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         cache.last = Some(Published {
             out: out_abs.clone(),
             detector: scanned_by,
-            files: sink.files(),
+            files: sink.into_files(),
         });
     }
     phases.mark("swap");
@@ -957,11 +957,8 @@ impl Site<'_> {
         };
         let mut audit = serde_json::to_string_pretty(&audit)?;
         audit.push('\n');
-        write_one(&"audit.json".to_string(), &audit.clone().into_bytes())?;
-        sums.insert(
-            "audit.json".into(),
-            crate::hash::sha256_bytes(audit.as_bytes()),
-        );
+        let (rel, sha) = write_one(&"audit.json".to_string(), &audit.into_bytes())?;
+        sums.insert(rel, sha);
         let text: String = sums
             .iter()
             .map(|(p, h)| manifest::sums_line(h, p))

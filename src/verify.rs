@@ -57,9 +57,15 @@ fn published(dir: &Path) -> Result<Evidence> {
     let text = crate::fsx::read_to_string(&audit_path)?;
     let audit: AuditFiles = serde_json::from_str(&text)
         .map_err(|e| crate::error::InputError::json(&audit_path, &text, 0, &e))?;
+    let at: std::collections::HashMap<String, usize> = ev
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.path.clone(), i))
+        .collect();
     for f in audit.files {
         let published_sha256 = f.published_sha256.unwrap_or(f.sha256);
-        if let Some(check) = ev.files.iter_mut().find(|c| c.path == f.published) {
+        if let Some(check) = at.get(&f.published).map(|&i| &mut ev.files[i]) {
             if check.verdict == Verdict::Ok
                 && check.expected_sha256.as_deref() != Some(published_sha256.as_str())
             {

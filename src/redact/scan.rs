@@ -492,7 +492,7 @@ pub fn scan_path_except(
             .unwrap_or_default();
         files.push((name, path.to_path_buf()));
     } else if path.is_dir() {
-        for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+        for entry in walkdir::WalkDir::new(path) {
             let entry =
                 entry.map_err(|e| anyhow::anyhow!("failed to walk `{}`: {e}", path.display()))?;
             if entry.file_type().is_file() {
@@ -503,6 +503,9 @@ pub fn scan_path_except(
                 ));
             }
         }
+        // In path order; sorting names here is cheaper than walkdir
+        // comparing the file names of entries (parsed anew each time).
+        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     } else {
         anyhow::bail!("`{}` does not exist", path.display());
     }
