@@ -237,16 +237,14 @@ impl<'a> Renderer<'a> {
             events.push((e, r));
         }
         // Nothing in the page's strings can match: no string needs its own
-        // redaction pass. (A match inside any one string would also be a
-        // match in them all, one per line.)
-        let mut all = String::with_capacity(self.text.len());
-        for (e, _) in &events {
-            if let Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) = e {
-                all.push_str(t);
-                all.push('\n');
+        // redaction pass.
+        let strings = events.iter().filter_map(|(e, _)| match e {
+            Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => {
+                Some(t.as_ref())
             }
-        }
-        if !self.store.redactor.detector.any_candidate(all.as_bytes()) {
+            _ => None,
+        });
+        if !self.store.redactor.detector.any_candidate_in(strings) {
             return events;
         }
         // An `exhibit` block body is redacted when the block is parsed.

@@ -172,10 +172,10 @@ pub fn prepare(
             ..Public::default()
         })
         .collect();
-    // File names are read one by one only if one of them could hold a
-    // value (a name's match is also a match in all of them, one per line).
-    let names: Vec<&str> = jobs.iter().map(|(_, f)| f.as_str()).collect();
-    let check_names = r.detector.any_candidate(names.join("\n").as_bytes());
+    // File names are read one by one only if one of them could hold a value.
+    let check_names = r
+        .detector
+        .any_candidate_in(jobs.iter().map(|(_, f)| f.as_str()));
     let mut refused = String::new();
     for ((i, f), s) in jobs.iter().zip(scanned) {
         let s = s?;

@@ -162,6 +162,19 @@ impl Detector {
             || self.known.as_ref().is_some_and(|re| re.is_match(text))
     }
 
+    /// [`Self::any_candidate`] over many short strings at once (file
+    /// names, a page's texts): `false` means none of them holds a value.
+    /// They are joined one per line, where a match in any one of them is
+    /// still a match (`^` and `$` are line anchors).
+    pub fn any_candidate_in<'s>(&self, strings: impl IntoIterator<Item = &'s str>) -> bool {
+        let mut all = String::new();
+        for s in strings {
+            all.push_str(s);
+            all.push('\n');
+        }
+        self.any_candidate(all.as_bytes())
+    }
+
     pub fn find(&self, text: &[u8]) -> Vec<Hit> {
         let mut hits = Vec::new();
         rules::find(text, &mut hits);

@@ -509,10 +509,8 @@ pub fn scan_path_except(
     } else {
         anyhow::bail!("`{}` does not exist", path.display());
     }
-    // Names are checked one by one only if one of them could hold a value:
-    // a name's match is also a match in all of them, one per line.
-    let names: Vec<&str> = files.iter().map(|(rel, _)| rel.as_str()).collect();
-    let check_names = det.any_candidate(names.join("\n").as_bytes());
+    // Names are checked one by one only if one of them could hold a value.
+    let check_names = det.any_candidate_in(files.iter().map(|(rel, _)| rel.as_str()));
     let results: Vec<Result<(Vec<Finding>, bool)>> = files
         .par_iter()
         .map(|(rel, full)| {

@@ -167,19 +167,23 @@ fn blocks_name_their_source_and_short_hash() {
     );
 }
 
-#[test]
-fn html_in_markdown_and_script_links_never_execute() {
+/// The minimal fixture with `markdown` as its notes page, sealed and built:
+/// the published notes page.
+fn notes_page(markdown: &str) -> String {
     let dir = fixture("minimal");
-    std::fs::write(
-        dir.join("notes.md"),
-        "## Notes\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n[click](javascript:alert(3)) and [also](JaVaScRiPt:alert(4)) and ![i](data:text/html,x)\n\n{{ campaign.title }} {% if x %}\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("notes.md"), markdown).unwrap();
     seal(&dir);
     let out = dir.parent().unwrap().join("site");
     let o = build(&dir, &out);
     assert!(o.status.success(), "{}", stderr(&o));
-    let html = read(&out.join("minimal/notes.html"));
+    read(&out.join("minimal/notes.html"))
+}
+
+#[test]
+fn html_in_markdown_and_script_links_never_execute() {
+    let html = notes_page(
+        "## Notes\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n[click](javascript:alert(3)) and [also](JaVaScRiPt:alert(4)) and ![i](data:text/html,x)\n\n{{ campaign.title }} {% if x %}\n",
+    );
     assert!(!html.contains("<script>alert"), "raw script tag survived");
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(!html.contains("<img src=x"));
@@ -194,17 +198,9 @@ fn html_in_markdown_and_script_links_never_execute() {
 
 #[test]
 fn markdown_tables_align_by_class_in_a_scroll_box() {
-    let dir = fixture("minimal");
-    std::fs::write(
-        dir.join("notes.md"),
+    let html = notes_page(
         "## Notes\n\n| Case | Mid | tok/s |\n| :--- | :---: | ---: |\n| a | b | 81.69 |\n| c | d | 105.96 |\n",
-    )
-    .unwrap();
-    seal(&dir);
-    let out = dir.parent().unwrap().join("site");
-    let o = build(&dir, &out);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let html = read(&out.join("minimal/notes.html"));
+    );
     assert!(
         html.contains(
             "<div class=\"scroll\" tabindex=\"0\"><table><thead><tr><th>Case</th><th class=\"center\">Mid</th><th class=\"num\">tok/s</th></tr></thead><tbody>"
