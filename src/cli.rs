@@ -33,6 +33,10 @@ pub enum Command {
         /// Also write OUT/<id>/<id>.html: the whole campaign in one self-contained file
         #[arg(long)]
         single_file: bool,
+        /// Publisher key (outside the campaign): each redacted copy gets a keyed
+        /// commitment to its sealed original [env: EXHIBIT_KEY_FILE, or the key in EXHIBIT_KEY]
+        #[arg(long, value_name = "FILE")]
+        key_file: Option<PathBuf>,
     },
     /// Check every file of a campaign (or a published site) against its manifest
     Verify {
@@ -40,6 +44,13 @@ pub enum Command {
         /// Machine-readable report on stdout
         #[arg(long)]
         json: bool,
+        /// With a published campaign: the sealed campaign it was built from;
+        /// every copy is checked against its original (needs the key)
+        #[arg(long, value_name = "CAMPAIGN")]
+        sealed: Option<PathBuf>,
+        /// The publisher key the site was built with [env: EXHIBIT_KEY_FILE, or EXHIBIT_KEY]
+        #[arg(long, value_name = "FILE")]
+        key_file: Option<PathBuf>,
     },
     /// Scan a folder or file for private values; exit 1 if any is found
     Scan {
@@ -86,13 +97,16 @@ pub fn run(cli: Cli) -> Result<()> {
             out,
             theme,
             single_file,
+            key_file,
         } => {
+            let key = crate::commit::Key::load(key_file.as_deref(), &[&root])?;
             let report = crate::site::build(&crate::site::BuildOptions {
                 root,
                 out: out.clone(),
                 theme,
                 preview: false,
                 single_file,
+                key,
             })?;
             println!(
                 "built {} campaign{} ({} pages, {} files verified) into {}",
@@ -104,8 +118,20 @@ pub fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Command::Verify { path, json } => {
-            let all = crate::verify::verify(&path)?;
+        Command::Verify {
+            path,
+            json,
+            sealed,
+            key_file,
+        } => {
+            let all = match sealed {
+                Some(sealed) => {
+                    let key = crate::commit::Key::load(key_file.as_deref(), &[&sealed])?
+                        .ok_or_else(|| anyhow::anyhow!("`--sealed` checks keyed commitments: give the key with `--key-file FILE` (or EXHIBIT_KEY_FILE / EXHIBIT_KEY)"))?;
+                    vec![crate::verify::against_sealed(&path, &sealed, &key)?]
+                }
+                None => crate::verify::verify(&path)?,
+            };
             if json {
                 print!("{}", crate::verify::to_json(&all)?);
             } else {

@@ -18,6 +18,7 @@ pub struct Source {
     pub path: String,
     /// The path as published (redacted; for the page).
     pub public: String,
+    /// The published copy's hash.
     pub sha256: String,
     /// The document; a JSONL file is an array of its records.
     pub doc: Value,
@@ -100,6 +101,8 @@ pub struct DataStore<'a> {
     evidence: &'a Evidence,
     pub redactor: &'a Redactor,
     pub public: &'a Public,
+    /// The published copies, whose hashes the pages show.
+    pub copies: &'a crate::copies::Copies,
     cache: Mutex<HashMap<String, Arc<Source>>>,
 }
 
@@ -111,11 +114,17 @@ pub enum LoadError {
 }
 
 impl<'a> DataStore<'a> {
-    pub fn new(evidence: &'a Evidence, redactor: &'a Redactor, public: &'a Public) -> Self {
+    pub fn new(
+        evidence: &'a Evidence,
+        redactor: &'a Redactor,
+        public: &'a Public,
+        copies: &'a crate::copies::Copies,
+    ) -> Self {
         DataStore {
             evidence,
             redactor,
             public,
+            copies,
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -159,11 +168,13 @@ impl<'a> DataStore<'a> {
                 "data file `{path}` does not exist in the campaign (paths are relative to the campaign folder)"
             )));
         }
+        // The hash the page shows is the published copy's: a redacted
+        // file's original hash would let readers test guesses.
         let sha256 = self
-            .evidence
-            .verified_sha256(path)
-            .unwrap_or_default()
-            .to_string();
+            .copies
+            .get(path)
+            .map(|k| k.public_sha256().to_string())
+            .unwrap_or_default();
         let bytes = self
             .evidence
             .read_verified(path)

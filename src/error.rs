@@ -74,7 +74,9 @@ fn clean_serde_message(err: &serde_json::Error) -> String {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}", self.message)?;
+        // A message or a quoted line may hold a private value (the line an
+        // error points at in a log or a page): printed masked, never raw.
+        writeln!(f, "{}", crate::redact::mask_line(&self.message, 0).0)?;
         if self.line == 0 {
             return write!(f, "  --> {}", self.path.display());
         }
@@ -86,11 +88,12 @@ impl fmt::Display for InputError {
             self.col
         )?;
         if let Some(src) = &self.source_line {
+            let (src, col) = crate::redact::mask_line(src, self.col);
             let num = self.line.to_string();
             let pad = " ".repeat(num.len());
             let caret_at: usize = src
                 .chars()
-                .take(self.col.saturating_sub(1))
+                .take(col.saturating_sub(1))
                 .map(|c| if c == '\t' { 4 } else { 1 })
                 .sum();
             let shown = src.replace('\t', "    ");

@@ -12,6 +12,8 @@
 pub mod blocks;
 pub mod campaign;
 pub mod cli;
+pub mod commit;
+pub mod copies;
 pub mod data;
 pub mod error;
 pub mod evidence;

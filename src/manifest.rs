@@ -224,6 +224,41 @@ fn unescape(s: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// A manifest's text in `format`, one (path, sha256, bytes) per file: what
+/// `exhibit seal` writes, and what a site publishes as the manifest of its
+/// redacted copies.
+pub fn render(format: Format, files: &[(&str, &str, u64)]) -> Result<String> {
+    Ok(match format {
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Entry<'a> {
+                path: &'a str,
+                sha256: &'a str,
+                bytes: u64,
+            }
+            #[derive(serde::Serialize)]
+            struct Doc<'a> {
+                files: Vec<Entry<'a>>,
+            }
+            let files = files
+                .iter()
+                .map(|&(path, sha256, bytes)| Entry {
+                    path,
+                    sha256,
+                    bytes,
+                })
+                .collect();
+            let mut s = serde_json::to_string_pretty(&Doc { files })?;
+            s.push('\n');
+            s
+        }
+        Format::Sha256sums => files
+            .iter()
+            .map(|(path, sha256, _)| sums_line(sha256, path))
+            .collect(),
+    })
+}
+
 /// One SHA256SUMS line for `path`, escaped the way coreutils does.
 pub fn sums_line(sha256: &str, path: &str) -> String {
     if path.contains(['\\', '\n', '\r']) {

@@ -528,7 +528,7 @@ impl<'a> Renderer<'a> {
             .map_err(|e| bad(format!("{e} in `{}`", source.path)))?;
         Ok(format!(
             "<span class=\"ref\" title=\"{} · sha256 {}\">{}</span>",
-            escape(&source.path),
+            escape(&source.public),
             source.short_hash(),
             escape(&value.to_string())
         ))

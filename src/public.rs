@@ -172,16 +172,18 @@ pub fn prepare(
             ..Public::default()
         })
         .collect();
-    // File names are read one by one only if one of them could hold a value.
+    // File names are read one by one only if one of them could hold a
+    // value; each is also tried as an absolute path (`home/alice/...`).
+    let rooted: Vec<String> = jobs.iter().map(|(_, f)| format!("/{f}")).collect();
     let check_names = r
         .detector
-        .any_candidate_in(jobs.iter().map(|(_, f)| f.as_str()));
+        .any_candidate_in(rooted.iter().map(String::as_str));
     let mut refused = String::new();
     for ((i, f), s) in jobs.iter().zip(scanned) {
         let s = s?;
         let c = &cs[*i];
         if check_names {
-            r.register(&r.detector.find(f.as_bytes()));
+            r.register_name(f);
         }
         if s.binary {
             if c.meta.redaction.allows_binary(f) {
@@ -212,7 +214,7 @@ pub fn prepare(
     for ((c, e), p) in campaigns.iter_mut().zip(evidences).zip(&mut publics) {
         for f in order(c, e) {
             let public = if check_names {
-                r.redact(&f).into_owned()
+                r.redact_name(&f).into_owned()
             } else {
                 f.clone()
             };
@@ -230,9 +232,13 @@ pub fn prepare(
 /// What publishing one file did.
 #[derive(Debug, Clone)]
 pub struct Copied {
+    /// The original's verified hash: never published for a redacted copy.
     pub sha256: String,
     pub published_sha256: String,
+    /// The original's size.
     pub bytes: u64,
+    /// The published copy's size.
+    pub published_bytes: u64,
     pub redactions: Counts,
     /// Published as it is, unscanned, because the policy allows it.
     pub binary: bool,
@@ -279,6 +285,7 @@ pub fn copy(
             sha256,
             published_sha256,
             bytes: bytes.len() as u64,
+            published_bytes: published.len() as u64,
             redactions: counts,
             binary: mode == Mode::Binary,
         });
@@ -288,7 +295,7 @@ pub fn copy(
         .map_err(|e| anyhow::anyhow!("failed to create `{}`: {e}", to.display()))?;
     let mut out = std::io::BufWriter::new(file);
     let (mut orig, mut publ) = (Sha256::new(), Sha256::new());
-    let mut bytes = 0u64;
+    let (mut bytes, mut published_bytes) = (0u64, 0u64);
     let mut counts = Counts::new();
     let write_err = |e: std::io::Error| anyhow::anyhow!("failed to write `{}`: {e}", to.display());
     scan::for_each_chunk(crate::fsx::open(from)?, |chunk| {
@@ -300,6 +307,7 @@ pub fn copy(
             chunk.into()
         };
         publ.update(&redacted);
+        published_bytes += redacted.len() as u64;
         out.write_all(&redacted).map_err(write_err)
     })
     .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", from.display()))?;
@@ -318,6 +326,7 @@ pub fn copy(
         sha256,
         published_sha256: crate::hash::hex(&publ.finalize()),
         bytes,
+        published_bytes,
         redactions: counts,
         binary: mode == Mode::Binary,
     })

@@ -109,35 +109,17 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
         .iter()
         .filter(|f| f.sha256.is_some() && f.verdict != Verdict::Missing)
         .collect();
-    let text = match format {
-        Format::Json => {
-            #[derive(serde::Serialize)]
-            struct Entry<'a> {
-                path: &'a str,
-                sha256: &'a str,
-                bytes: u64,
-            }
-            #[derive(serde::Serialize)]
-            struct Doc<'a> {
-                files: Vec<Entry<'a>>,
-            }
-            let files = files
-                .iter()
-                .map(|f| Entry {
-                    path: &f.path,
-                    sha256: f.sha256.as_deref().unwrap_or(""),
-                    bytes: f.bytes.unwrap_or(0),
-                })
-                .collect();
-            let mut s = serde_json::to_string_pretty(&Doc { files })?;
-            s.push('\n');
-            s
-        }
-        Format::Sha256sums => files
-            .iter()
-            .map(|f| manifest::sums_line(f.sha256.as_deref().unwrap_or(""), &f.path))
-            .collect(),
-    };
+    let rows: Vec<(&str, &str, u64)> = files
+        .iter()
+        .map(|f| {
+            (
+                f.path.as_str(),
+                f.sha256.as_deref().unwrap_or(""),
+                f.bytes.unwrap_or(0),
+            )
+        })
+        .collect();
+    let text = manifest::render(format, &rows)?;
     crate::fsx::write(&dir.join(&name), text.as_bytes())?;
     let verb = if existing.is_some() {
         "updated"

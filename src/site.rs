@@ -4,12 +4,13 @@
 
 use crate::blocks::LedgerEntry;
 use crate::campaign::{self, Campaign};
+use crate::copies::{self, Copies};
 use crate::data::DataStore;
 use crate::error::{EvidenceFailed, InputError};
 use crate::evidence::{self, Evidence};
 use crate::manifest::{self, Format as ManifestFormat};
 use crate::page::{self, BlockRecord, Page};
-use crate::public::{self, Copied, Public};
+use crate::public::{self, Public};
 use crate::redact::{scan, Counts, Detector, Redactor};
 use crate::render::{Theme, GENERATOR};
 use crate::sink::{Files, Sink};
@@ -32,6 +33,9 @@ pub struct BuildOptions {
     pub preview: bool,
     /// Also write `<id>/<id>.html`, one self-contained file per campaign.
     pub single_file: bool,
+    /// The publisher's key: redacted copies get a keyed commitment to
+    /// their sealed original (see [`crate::commit`]).
+    pub key: Option<crate::commit::Key>,
 }
 
 #[derive(Debug)]
@@ -207,6 +211,12 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
     let redactor = Redactor::new(Detector::new(campaigns.iter().map(|c| &c.meta.redaction))?);
     let mut campaigns = campaigns;
     let publics = public::prepare(&mut campaigns, &evidences, &redactor)?;
+    // Secrets met by key (`"api_key": ...` once parsed) are found before
+    // anything is copied, so every copy is redacted of them too.
+    for (c, e) in campaigns.iter().zip(&evidences) {
+        copies::learn_keyed_secrets(c, e, &redactor)?;
+    }
+    let redactor = redactor.with_known_secrets()?;
     phases.mark("scan");
     // Pages are written to the staging folder as they are rendered; it
     // is swapped in only when everything passed.
@@ -225,17 +235,38 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         .filter(|_| opts.out.join(MARKER).is_file())
         .map(|l| l.files.clone());
     let sink = Sink::new(staging.clone(), previous.as_ref(), cache.keep);
+    // Files are copied first: pages show the copies' hashes and sizes.
+    let stage = copies::Stage {
+        redactor: &redactor,
+        key: opts.key.as_ref(),
+        sink: &sink,
+    };
+    let copied = campaigns
+        .iter()
+        .zip(&evidences)
+        .zip(&publics)
+        .map(|((c, e), p)| stage.copy_campaign(c, e, p))
+        .collect::<Result<Vec<Copies>>>();
+    let copied = match copied {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = crate::fsx::remove_tree(&staging);
+            return Err(e);
+        }
+    };
+    phases.mark("copy");
     let rendered = campaigns
         .iter()
         .zip(&evidences)
         .zip(&publics)
-        .map(|((c, e), p)| {
+        .zip(&copied)
+        .map(|(((c, e), p), k)| {
             let target = Target {
                 theme: &theme,
                 single_file: opts.single_file,
                 sink: &sink,
             };
-            render_pages(c, e, p, &redactor, cache, &target)
+            render_pages(c, e, p, k, &redactor, cache, &target)
         })
         .collect::<Result<Vec<_>>>()
         .and_then(|pages| Ok((pages, render_index(&campaigns, &evidences, &theme)?)));
@@ -256,7 +287,7 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         campaigns: &campaigns,
         evidences: &evidences,
         publics: &publics,
-        redactor: &redactor,
+        copies: &copied,
         theme: &theme,
         single_file: opts.single_file,
         out: &opts.out,
@@ -397,9 +428,14 @@ struct Audit<'a> {
 
 #[derive(Serialize)]
 struct Verification {
+    /// The manifest as published, and its hash.
     manifest: String,
     format: ManifestFormat,
     sha256: String,
+    /// The published manifest was rewritten to list the redacted copies.
+    rewritten: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sealed: Option<copies::Commitment>,
     summary: String,
     all_ok: bool,
 }
@@ -408,13 +444,17 @@ struct Verification {
 struct AuditFile {
     /// The file's path as published (redacted), before any `.txt` rename.
     path: String,
+    /// The published copy's size and hash: for a redacted file not the
+    /// original's, which would let anyone test guesses of what was taken out.
     bytes: u64,
-    /// The verified hash of the original.
     sha256: String,
     verdict: &'static str,
     published: String,
-    /// The hash of the published copy (differs when something was redacted).
-    published_sha256: String,
+    /// The copy is not the original (values were replaced).
+    redacted: bool,
+    /// Keyed commitment to the sealed original (with `--key-file`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sealed: Option<copies::Commitment>,
     redactions: Counts,
     /// Binary, published unscanned because the policy allows it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -562,8 +602,10 @@ struct ManifestRow<'a> {
     sha256: &'a str,
     verdict: &'static str,
     redactions: String,
-    /// Set when the published copy differs from the original.
-    published_sha256: Option<&'a str>,
+    /// The copy differs from the verified original.
+    redacted: bool,
+    /// The keyed commitment to the original, when a key was given.
+    sealed: Option<&'a str>,
     unscanned: bool,
     /// Row id in the single file's file list.
     anchor: String,
@@ -581,6 +623,7 @@ fn render_pages(
     c: &Campaign,
     e: &Evidence,
     p: &Public,
+    k: &Copies,
     r: &Redactor,
     cache: &mut PageCache,
     target: &Target,
@@ -590,7 +633,7 @@ fn render_pages(
         single_file: keep_pages,
         sink,
     } = *target;
-    let store = DataStore::new(e, r, p);
+    let store = DataStore::new(e, r, p, k);
     let shared = shared_inputs(c, e, r);
     // Pages are independent: render them on every core, in page order,
     // unless an earlier build rendered one from the same inputs.
@@ -612,7 +655,7 @@ fn render_pages(
         // number such values in page order, not in the order threads
         // happened to reach them, with data read afresh.
         r.restore(numbered);
-        let store = DataStore::new(e, r, p);
+        let store = DataStore::new(e, r, p, k);
         fresh = (0..c.meta.pages.len()).map(|i| render(&store, i)).collect();
     }
     // The first failing page in order, whatever thread finished first.
@@ -776,15 +819,12 @@ struct Site<'a> {
     campaigns: &'a [Campaign],
     evidences: &'a [Evidence],
     publics: &'a [Public],
-    redactor: &'a Redactor,
+    copies: &'a [Copies],
     theme: &'a Theme,
     single_file: bool,
     /// OUT, whose files a preview build that writes only changes keeps.
     out: &'a Path,
 }
-
-/// A campaign file to publish: (published path, original path, verified sha256, how).
-type Copy = (String, String, String, public::Mode);
 
 /// Files the rescan treats apart (paths relative to the staging folder).
 #[derive(Default)]
@@ -824,35 +864,8 @@ impl Site<'_> {
         written: &mut Written,
     ) -> Result<()> {
         let (c, e, p) = (&self.campaigns[i], &self.evidences[i], &self.publics[i]);
+        let copies = &self.copies[i];
         let id = c.public.id.as_str();
-        let published_manifest = match e.manifest.format {
-            ManifestFormat::Json => manifest::JSON_NAME.to_string(),
-            ManifestFormat::Sha256sums => "campaign.sha256".to_string(),
-        };
-        // Every campaign file is published at its public path (active
-        // content renamed), redacted unless the policy lets it through.
-        let same_detector = p.scanned_by == self.redactor.detector.fingerprint();
-        let mut copies: Vec<Copy> = e
-            .files
-            .iter()
-            .map(|f| {
-                let published = p.published(&f.path);
-                let mode = Self::copy_mode(p, same_detector, &f.path, &published);
-                (
-                    published,
-                    f.path.clone(),
-                    f.sha256.clone().unwrap_or_default(),
-                    mode,
-                )
-            })
-            .collect();
-        let mode = Self::copy_mode(p, same_detector, &e.manifest.name, &published_manifest);
-        copies.push((
-            published_manifest.clone(),
-            e.manifest.name.clone(),
-            e.manifest.sha256.clone(),
-            mode,
-        ));
         let mut taken: BTreeSet<String> =
             rendered.emitted.iter().map(|em| em.rel.clone()).collect();
         taken.extend([
@@ -860,39 +873,11 @@ impl Site<'_> {
             "audit.json".to_string(),
             manifest::SUMS_NAME.to_string(),
         ]);
-        for (published, original, _, _) in &copies {
-            if !taken.insert(published.clone()) {
-                return Err(InputError::new(&c.path(original), 0, 0, format!("`{published}` would collide with another file of the published campaign; rename this file")).into());
+        for f in &copies.files {
+            if !taken.insert(f.path.clone()) {
+                return Err(InputError::new(&c.path(&f.original), 0, 0, format!("`{}` would collide with another file of the published campaign; rename this file", f.path)).into());
             }
         }
-        // Folders first, once; then every copy at once (pages are written).
-        // Every copy at once; in the preview, those the served site already
-        // has (same verified bytes, copied as they are) are not copied.
-        let copied = copies
-            .par_iter()
-            .map(|(published, original, expected, mode)| {
-                let rel = format!("{id}/{published}");
-                if *mode != public::Mode::Redact && sink.unchanged(&rel, expected) {
-                    return Ok(Copied {
-                        sha256: expected.clone(),
-                        published_sha256: expected.clone(),
-                        bytes: e.get(original).and_then(|f| f.bytes).unwrap_or(0),
-                        redactions: crate::redact::Counts::new(),
-                        binary: *mode == public::Mode::Binary,
-                    });
-                }
-                let k = public::copy(
-                    self.redactor,
-                    &c.path(original),
-                    e.kept(original).map(|b| &b[..]),
-                    &sink.path(&rel)?,
-                    expected,
-                    *mode,
-                )?;
-                sink.unchanged(&rel, &k.published_sha256);
-                Ok(k)
-            })
-            .collect::<Result<Vec<Copied>>>()?;
         let write_one = |rel: &String, bytes: &Vec<u8>| -> Result<(String, String)> {
             let (sha, _) = sink.write(&format!("{id}/{rel}"), bytes)?;
             Ok((rel.clone(), sha))
@@ -903,14 +888,11 @@ impl Site<'_> {
             if !taken.insert(name.clone()) {
                 return Err(InputError::new(&c.path(campaign::META_NAME), 0, 0, format!("the single file `{name}` would replace a page or file of the campaign; rename that page")).into());
             }
-            Some((name, self.single_file(i, &copied, &rendered, sink)?))
+            Some((name, self.single_file(i, &rendered, sink)?))
         } else {
             None
         };
-        let mut generated = vec![(
-            "manifest.html".to_string(),
-            self.manifest_page(i, &copied, &published_manifest)?,
-        )];
+        let mut generated = vec![("manifest.html".to_string(), self.manifest_page(i)?)];
         generated.extend(single);
         // published path -> sha256
         let mut sums: BTreeMap<String, String> = BTreeMap::new();
@@ -924,32 +906,41 @@ impl Site<'_> {
             let (rel, sha) = write_one(rel, bytes)?;
             sums.insert(rel, sha);
         }
-        for ((published, _, _, _), k) in copies.iter().zip(&copied) {
-            sums.insert(published.clone(), k.published_sha256.clone());
+        for f in &copies.files {
+            sums.insert(f.path.clone(), f.public_sha256().to_string());
         }
         let audit = Audit {
             generator: GENERATOR,
             campaign: &c.public,
             verification: Verification {
-                manifest: e.manifest.name.clone(),
+                manifest: copies
+                    .manifest()
+                    .map(|m| m.path.clone())
+                    .unwrap_or_default(),
                 format: e.manifest.format,
-                sha256: e.manifest.sha256.clone(),
+                sha256: copies
+                    .manifest()
+                    .map(|m| m.public_sha256().to_string())
+                    .unwrap_or_default(),
+                rewritten: copies.manifest().is_some_and(copies::Published::redacted),
+                sealed: copies.manifest().and_then(|m| m.sealed.clone()),
                 summary: e.summary(),
                 all_ok: e.all_ok(),
             },
             files: e
                 .files
                 .iter()
-                .zip(&copied)
+                .zip(copies.evidence_files())
                 .map(|(f, k)| AuditFile {
                     path: p.name(&f.path).to_string(),
-                    bytes: f.bytes.unwrap_or(0),
-                    sha256: f.sha256.clone().unwrap_or_default(),
+                    bytes: k.public_bytes(),
+                    sha256: k.public_sha256().to_string(),
                     verdict: f.verdict.as_str(),
-                    published: p.published(&f.path),
-                    published_sha256: k.published_sha256.clone(),
-                    redactions: k.redactions.clone(),
-                    unscanned: k.binary,
+                    published: k.path.clone(),
+                    redacted: k.redacted(),
+                    sealed: k.sealed.clone(),
+                    redactions: k.copied.redactions.clone(),
+                    unscanned: k.copied.binary,
                 })
                 .collect(),
             blocks: rendered.blocks,
@@ -964,9 +955,9 @@ impl Site<'_> {
             .map(|(p, h)| manifest::sums_line(h, p))
             .collect();
         write_one(&manifest::SUMS_NAME.to_string(), &text.into_bytes())?;
-        for (published, _, _, mode) in copies {
-            let rel = format!("{}/{published}", c.public.id);
-            match mode {
+        for f in &copies.files {
+            let rel = format!("{}/{}", c.public.id, f.path);
+            match f.mode {
                 public::Mode::Binary => written.unscanned.insert(rel),
                 public::Mode::Verbatim => written.verbatim.insert(rel),
                 public::Mode::Redact => false,
@@ -975,78 +966,64 @@ impl Site<'_> {
         Ok(())
     }
 
-    /// Binary by policy; verbatim when the input scan found nothing with
-    /// the detector the copies use, and the copy is read the same way;
-    /// otherwise redacted.
-    /// `same_detector`: the copies' detector is the one that scanned the
-    /// inputs (see [`Public::scanned_by`]).
-    fn copy_mode(p: &Public, same_detector: bool, original: &str, published: &str) -> public::Mode {
-        if p.binary.contains(original) {
-            public::Mode::Binary
-        } else if same_detector
-            && p.clean.contains(original)
-            && scan::View::of(Path::new(original)) == scan::View::of(Path::new(published))
-        {
-            public::Mode::Verbatim
-        } else {
-            public::Mode::Redact
-        }
-    }
-
-    fn manifest_rows<'b>(&'b self, i: usize, copied: &'b [Copied]) -> Vec<ManifestRow<'b>> {
-        let (e, p) = (&self.evidences[i], &self.publics[i]);
+    fn manifest_rows(&self, i: usize) -> Vec<ManifestRow<'_>> {
+        let (e, p, copies) = (&self.evidences[i], &self.publics[i], &self.copies[i]);
         let thousands = crate::expr::Format::parse(",").unwrap_or_default();
         e.files
             .iter()
-            .zip(copied)
+            .zip(copies.evidence_files())
             .enumerate()
             .map(|(n, (f, k))| ManifestRow {
                 path: p.name(&f.path),
-                href: p.published(&f.path),
-                bytes: thousands.apply(f.bytes.unwrap_or(0) as f64),
-                sha256: f.sha256.as_deref().unwrap_or(""),
+                href: k.path.clone(),
+                bytes: thousands.apply(k.public_bytes() as f64),
+                sha256: k.public_sha256(),
                 verdict: f.verdict.as_str(),
-                redactions: crate::redact::describe(&k.redactions),
-                published_sha256: (k.published_sha256 != k.sha256)
-                    .then_some(k.published_sha256.as_str()),
-                unscanned: k.binary,
+                redactions: crate::redact::describe(&k.copied.redactions),
+                redacted: k.redacted(),
+                sealed: k.sealed.as_ref().map(|s| s.hmac_sha256.as_str()),
+                unscanned: k.copied.binary,
                 anchor: format!("file-{}", n + 1),
             })
             .collect()
     }
 
     /// The context the manifest page and the single file share.
-    fn files_context(
-        &self,
-        i: usize,
-        copied: &[Copied],
-        title: &str,
-        current: &str,
-    ) -> tera::Context {
+    fn files_context(&self, i: usize, title: &str, current: &str) -> tera::Context {
         let (c, e) = (&self.campaigns[i], &self.evidences[i]);
-        let redacted: usize = copied.iter().flat_map(|k| k.redactions.values()).sum();
+        let copied = self.copies[i].evidence_files();
+        let redacted: usize = copied
+            .iter()
+            .flat_map(|k| k.copied.redactions.values())
+            .sum();
         let mut ctx = base_context(c, current, title, self.theme, self.single_file);
         ctx.insert("summary", &e.summary());
         ctx.insert("all_ok", &e.all_ok());
         ctx.insert("redacted", &redacted);
         ctx.insert(
             "redacted_files",
-            &copied.iter().filter(|k| !k.redactions.is_empty()).count(),
+            &copied.iter().filter(|k| k.redacted()).count(),
         );
+        ctx.insert("manifest", &self.manifest_facts(i));
         ctx
     }
 
-    fn manifest_page(
-        &self,
-        i: usize,
-        copied: &[Copied],
-        published_manifest: &str,
-    ) -> Result<Vec<u8>> {
-        let e = &self.evidences[i];
-        let mut ctx = self.files_context(i, copied, "Manifest", "manifest.html");
+    /// The published manifest: its name, link, and hash as published.
+    fn manifest_facts(&self, i: usize) -> serde_json::Value {
+        let m = self.copies[i].manifest();
+        serde_json::json!({
+            "name": m.map_or("", |m| m.path.as_str()),
+            "href": m.map_or("", |m| m.path.as_str()),
+            "sha256": m.map_or("", |m| m.public_sha256()),
+            "rewritten": m.is_some_and(copies::Published::redacted),
+        })
+    }
+
+    fn manifest_page(&self, i: usize) -> Result<Vec<u8>> {
+        let mut ctx = self.files_context(i, "Manifest", "manifest.html");
         // Rows are rendered in chunks on every core: a campaign may list
         // tens of thousands of files.
-        let rows = self.manifest_rows(i, copied);
+        let rows = self.manifest_rows(i);
         let chunks: Vec<Result<String>> = rows
             .par_chunks(512)
             .map(|chunk| {
@@ -1057,28 +1034,17 @@ impl Site<'_> {
             .collect();
         let rows: String = chunks.into_iter().collect::<Result<Vec<_>>>()?.concat();
         ctx.insert("rows", &rows);
-        ctx.insert(
-            "manifest",
-            &serde_json::json!({"name": e.manifest.name, "href": published_manifest, "sha256": e.manifest.sha256}),
-        );
         Ok(self.theme.render("manifest.html", &ctx)?.into_bytes())
     }
 
     /// The one-file copy: every page, the ledger and the file list, with
     /// the stylesheet inline. Images are read back from the published
     /// copies in `dir`.
-    fn single_file(
-        &self,
-        i: usize,
-        copied: &[Copied],
-        rendered: &Rendered,
-        sink: &Sink,
-    ) -> Result<Vec<u8>> {
-        let e = &self.evidences[i];
+    fn single_file(&self, i: usize, rendered: &Rendered, sink: &Sink) -> Result<Vec<u8>> {
         let id = &self.campaigns[i].public.id;
         // A published copy is staged, or (preview) served unchanged.
         let (staged, served) = (sink.staging.join(id), self.out.join(id));
-        let rows = self.manifest_rows(i, copied);
+        let rows = self.manifest_rows(i);
         let listed: Vec<crate::single::Listed> = rows
             .iter()
             .map(|r| crate::single::Listed {
@@ -1099,7 +1065,7 @@ impl Site<'_> {
         };
         let linker = crate::single::Linker::new(&rendered.pages, &listed);
         let sections = linker.sections(&rendered.pages, &images);
-        let mut ctx = self.files_context(i, copied, "Offline copy", "");
+        let mut ctx = self.files_context(i, "Offline copy", "");
         ctx.insert("files", &rows);
         ctx.insert("css", self.theme.css_text());
         ctx.insert("sections", &sections);
@@ -1107,10 +1073,6 @@ impl Site<'_> {
         ctx.insert(
             "ledger",
             &linker.fragment(&crate::blocks::entries_table(&rendered.ledger)),
-        );
-        ctx.insert(
-            "manifest",
-            &serde_json::json!({"name": e.manifest.name, "sha256": e.manifest.sha256}),
         );
         Ok(self.theme.render("single.html", &ctx)?.into_bytes())
     }

@@ -128,7 +128,12 @@ pub struct ManifestSpec {
 pub fn render_manifest(spec: &ManifestSpec, ctx: &Ctx) -> String {
     let prefix = spec.prefix.as_deref().unwrap_or("");
     let mut html = String::from("<figure class=\"block manifest\">");
-    html.push_str(&manifest_table(ctx.evidence, ctx.store.public, prefix));
+    html.push_str(&manifest_table(
+        ctx.evidence,
+        ctx.store.public,
+        ctx.store.copies,
+        prefix,
+    ));
     html.push_str("</figure>");
     html
 }
@@ -137,6 +142,7 @@ pub fn render_manifest(spec: &ManifestSpec, ctx: &Ctx) -> String {
 pub fn manifest_table(
     evidence: &crate::evidence::Evidence,
     public: &crate::public::Public,
+    copies: &crate::copies::Copies,
     prefix: &str,
 ) -> String {
     let mut html = String::from(
@@ -147,12 +153,15 @@ pub fn manifest_table(
         .iter()
         .filter(|f| public.name(&f.path).starts_with(prefix))
     {
-        let sha = f.sha256.as_deref().unwrap_or("");
+        // The copy's hash and size, never a redacted file's original ones.
+        let copy = copies.get(&f.path);
+        let sha = copy.map_or("", |k| k.public_sha256());
+        let bytes = copy.map_or(0, |k| k.public_bytes());
         html.push_str(&format!(
             "<tr><td><a href=\"{}\">{}</a></td><td class=\"num\">{}</td><td><code class=\"hash\" title=\"{sha}\">{}</code></td><td><span class=\"verdict verdict-{v}\">{v}</span></td></tr>",
             escape(&public.published(&f.path)),
             escape(public.name(&f.path)),
-            crate::expr::Format::parse(",").map(|fm| fm.apply(f.bytes.unwrap_or(0) as f64)).unwrap_or_default(),
+            crate::expr::Format::parse(",").map(|fm| fm.apply(bytes as f64)).unwrap_or_default(),
             &sha[..sha.len().min(16)],
             v = f.verdict.as_str(),
         ));

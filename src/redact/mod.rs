@@ -4,6 +4,8 @@
 //! `[gpu-uuid-1]`. The same value gets the same placeholder everywhere in a
 //! build; numbers follow the order values are first registered.
 
+mod names;
+pub use names::{mask as mask_name, mask_line};
 mod rules;
 pub mod scan;
 
@@ -84,13 +86,18 @@ pub fn describe(counts: &Counts) -> String {
         .join(", ")
 }
 
+/// Known literals, and the category and key of those that are no credential.
+type Known = (Regex, HashMap<Vec<u8>, (Category, String)>);
+
 /// The built-in rules plus the campaigns' policies: what counts as private.
 pub struct Detector {
     policy: Option<Regex>,
     allow: HashSet<String>,
-    /// Secrets already found elsewhere in the build (a value read from a
-    /// secret-named field), matched wherever they appear again.
-    known: Option<Regex>,
+    /// Values already found elsewhere in the build where the context told
+    /// (a value read from a secret-named field, the private part of a file
+    /// name), matched wherever they appear again; with the category and
+    /// key of each literal that is not a credential.
+    known: Option<Known>,
 }
 
 impl Detector {
@@ -102,7 +109,7 @@ impl Detector {
         format!(
             "{}\0{}\0{allow:?}",
             self.policy.as_ref().map_or("", |r| r.as_str()),
-            self.known.as_ref().map_or("", |r| r.as_str())
+            self.known.as_ref().map_or("", |(r, _)| r.as_str())
         )
     }
 
@@ -159,7 +166,7 @@ impl Detector {
     pub fn any_candidate(&self, text: &[u8]) -> bool {
         rules::any_candidate(text)
             || self.policy.as_ref().is_some_and(|re| re.is_match(text))
-            || self.known.as_ref().is_some_and(|re| re.is_match(text))
+            || self.known.as_ref().is_some_and(|(re, _)| re.is_match(text))
     }
 
     /// [`Self::any_candidate`] over many short strings at once (file
@@ -188,13 +195,19 @@ impl Detector {
                 });
             }
         }
-        if let Some(re) = &self.known {
+        if let Some((re, kinds)) = &self.known {
             for m in re.find_iter(text) {
+                let (category, key) = kinds.get(m.as_bytes()).cloned().unwrap_or_else(|| {
+                    (
+                        Category::Credential,
+                        String::from_utf8_lossy(m.as_bytes()).into_owned(),
+                    )
+                });
                 hits.push(Hit {
                     start: m.start(),
                     end: m.end(),
-                    category: Category::Credential,
-                    key: String::from_utf8_lossy(m.as_bytes()).into_owned(),
+                    category,
+                    key,
                 });
             }
         }
@@ -216,6 +229,18 @@ impl Detector {
         }
         kept
     }
+}
+
+/// Could `text` name a secret by key (`"api_key": ...`, a row labelled
+/// `token`)? `false` is certain: no value in it is a secret met by key.
+pub fn may_name_a_secret(text: &[u8]) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        RegexBuilder::new(&format!("(?i:{})", rules::KEYS))
+            .build()
+            .unwrap_or_else(|e| unreachable!("the key pattern compiles: {e}"))
+    })
+    .is_match(text)
 }
 
 /// A deny term matches case-insensitively, as a whole word where it begins
@@ -250,6 +275,11 @@ pub struct Table {
 pub struct Redactor {
     pub detector: Detector,
     table: Mutex<Table>,
+    /// The private parts of file names as written (`db01.internal` in
+    /// `db01.internal.log`), with category and key: known values for
+    /// [`Redactor::with_known_secrets`], so a page or log naming the file
+    /// gets the name's placeholder.
+    names: Mutex<BTreeMap<String, (Category, String)>>,
 }
 
 impl Redactor {
@@ -257,6 +287,7 @@ impl Redactor {
         Redactor {
             detector,
             table: Mutex::new(Table::default()),
+            names: Mutex::default(),
         }
     }
 
@@ -273,15 +304,25 @@ impl Redactor {
                 .map(|(_, k)| regex::escape(k))
                 .collect()
         };
+        let names = self.names.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        secrets.extend(names.keys().map(|n| regex::escape(n)));
         if secrets.is_empty() {
             return Ok(self);
         }
         secrets.sort();
-        self.detector.known = Some(
+        // Longer literals first: the alternation takes the first that matches.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        let kinds = names
+            .into_iter()
+            .map(|(literal, kind)| (literal.into_bytes(), kind))
+            .collect();
+        self.detector.known = Some((
             RegexBuilder::new(&secrets.join("|"))
                 .size_limit(64 << 20)
                 .build()?,
-        );
+            kinds,
+        ));
         Ok(self)
     }
 

@@ -14,7 +14,7 @@ const VAL: &str = r#"[^\s"'`,;&<>\[\]{}()$*%\\][^\s"'`,;&<>\[\]{}()\\]{5,}"#;
 const NAME: &str = r#"[^\s/\\"'`<>|:;,()\[\]{}*?]+"#;
 /// The rest of a path, up to whitespace, quotes or brackets.
 const REST: &str = r#"[^\s"'`<>|;,()\[\]{}*?]*"#;
-const KEYS: &str = "password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|signing[_-]?key|credentials?";
+pub(super) const KEYS: &str = "password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|signing[_-]?key|credentials?";
 
 /// The source of the built-in pattern (also printed by `exhibit scan
 /// --print-pattern`, so a benchmark can hand ripgrep the same rules).

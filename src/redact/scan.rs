@@ -510,13 +510,16 @@ pub fn scan_path_except(
         anyhow::bail!("`{}` does not exist", path.display());
     }
     // Names are checked one by one only if one of them could hold a value.
-    let check_names = det.any_candidate_in(files.iter().map(|(rel, _)| rel.as_str()));
+    // (each also as an absolute path: see `names`).
+    let rooted: Vec<String> = files.iter().map(|(rel, _)| format!("/{rel}")).collect();
+    let check_names = det.any_candidate_in(rooted.iter().map(String::as_str));
     let results: Vec<Result<(Vec<Finding>, bool)>> = files
         .par_iter()
         .map(|(rel, full)| {
-            let shown = display(rel);
+            // A report names the file, but not a private value in its name.
+            let shown = display(&super::mask_name(det, rel));
             let name_hits = if check_names {
-                det.find(rel.as_bytes())
+                super::names::find(det, rel)
             } else {
                 Vec::new()
             };

@@ -85,6 +85,8 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
         theme: opts.theme.clone(),
         preview: true,
         single_file: false,
+        // The preview is never published: no commitments.
+        key: None,
     };
     // The first build must work: there is nothing to fall back on.
     let started = Instant::now();

@@ -290,7 +290,7 @@ fn the_same_value_gets_the_same_placeholder_in_every_channel() {
 }
 
 #[test]
-fn report_counts_redactions_and_hashes_both_copies() {
+fn report_counts_redactions_and_publishes_only_the_copys_hash() {
     let (_dir, out) = build_leaky();
     let site = out.join("leaky");
     let audit: Value = serde_json::from_str(&read(&site.join("audit.json"))).unwrap();
@@ -301,23 +301,25 @@ fn report_counts_redactions_and_hashes_both_copies() {
         .unwrap();
     assert_eq!(log["redactions"]["credential"], 3, "{log}");
     assert_eq!(log["redactions"]["policy"], 2, "{log}");
-    assert_ne!(log["sha256"], log["published_sha256"]);
+    assert_eq!(log["redacted"], true, "{log}");
+    assert!(log.get("published_sha256").is_none(), "{log}");
     let published = site.join(log["published"].as_str().unwrap());
     let bytes = std::fs::read(&published).unwrap();
     assert_eq!(
-        log["published_sha256"].as_str().unwrap(),
+        log["sha256"].as_str().unwrap(),
         sha256_hex(&bytes),
-        "published_sha256 is the copy's hash"
+        "a redacted file is listed with its copy's hash"
     );
+    assert_eq!(log["bytes"], bytes.len(), "and its copy's size");
     let logo = files
         .iter()
         .find(|f| f["path"] == "artifacts/logo.png")
         .unwrap();
     assert_eq!(logo["unscanned"], true);
-    assert_eq!(logo["sha256"], logo["published_sha256"]);
+    assert_eq!(logo["redacted"], false);
     let manifest = read(&site.join("manifest.html"));
     assert!(manifest.contains("<th scope=\"col\">Redactions</th>"));
-    assert!(manifest.contains("published copy"));
+    assert!(manifest.contains("redacted copy"));
     assert!(manifest.contains("binary, published unscanned by policy"));
     assert!(
         manifest.contains("3 credential"),
@@ -425,8 +427,14 @@ fn scan_reports_findings_by_position_without_values() {
                 assert!(col > 0 && ln > 0, "{line}");
                 parts.next().unwrap().to_string()
             });
-        assert!(Path::new(&file).is_file(), "{line}");
+        // A name holding a private value is shown masked (`[host-path]`).
+        let masked = categories.iter().any(|c| file.contains(&format!("[{c}]")));
+        assert!(Path::new(&file).is_file() || masked, "{line}");
     }
+    assert!(
+        !text.contains("gpu-node-09.internal"),
+        "names are masked: {text}"
+    );
     assert!(!stderr(&o).to_lowercase().contains("10.20.30.40"));
     let shown = dir.join("notes.md").display().to_string();
     assert!(text.contains(&format!("{shown}:7:")), "{text}");

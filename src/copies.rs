@@ -1,0 +1,323 @@
+//! The copy stage: every file of a campaign published into the staging
+//! folder (redacted where the scan found values) before any page renders,
+//! so that pages, the manifest page, audit.json, SHA256SUMS and the single
+//! file all name the published copy's own hash and size. A redacted file's
+//! original digest and size are never published: they would let anyone
+//! test guesses of the values taken out (see [`crate::commit`]).
+
+use crate::campaign::Campaign;
+use crate::commit::{Key, Sealed};
+use crate::evidence::Evidence;
+use crate::manifest;
+use crate::public::{self, Copied, Mode, Public};
+use crate::redact::{Counts, Redactor};
+use crate::sink::Sink;
+use anyhow::Result;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// One published campaign file.
+#[derive(Debug, Clone)]
+pub struct Published {
+    /// The path in the campaign (private: never published as it is).
+    pub original: String,
+    /// Where the copy is published in the campaign's folder.
+    pub path: String,
+    pub mode: Mode,
+    pub copied: Copied,
+    /// Set for a redacted copy when the publisher gave a key.
+    pub sealed: Option<Commitment>,
+}
+
+/// What ties a redacted copy to its sealed original, for key holders only.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Commitment {
+    /// HMAC-SHA256 of the original's path, hash and size and the copy's hash.
+    pub hmac_sha256: String,
+    /// HMAC-SHA256 of the original's path, to pair copy and original.
+    pub path_tag: String,
+}
+
+impl Published {
+    /// The copy differs from the verified original.
+    pub fn redacted(&self) -> bool {
+        self.copied.published_sha256 != self.copied.sha256
+    }
+
+    /// The hash the public sees: the copy's.
+    pub fn public_sha256(&self) -> &str {
+        &self.copied.published_sha256
+    }
+
+    /// The size the public sees: the copy's.
+    pub fn public_bytes(&self) -> u64 {
+        self.copied.published_bytes
+    }
+}
+
+/// A campaign's published files: one per evidence file, in
+/// `Evidence::files` order, then the manifest.
+#[derive(Debug, Default)]
+pub struct Copies {
+    pub files: Vec<Published>,
+    at: HashMap<String, usize>,
+}
+
+impl Copies {
+    /// The copy of a campaign file, by its original path.
+    pub fn get(&self, original: &str) -> Option<&Published> {
+        self.at.get(original).map(|&i| &self.files[i])
+    }
+
+    /// The evidence files' copies (the manifest's left out).
+    pub fn evidence_files(&self) -> &[Published] {
+        &self.files[..self.files.len().saturating_sub(1)]
+    }
+
+    /// The published manifest.
+    pub fn manifest(&self) -> Option<&Published> {
+        self.files.last()
+    }
+}
+
+/// Everything the copy stage reads.
+pub struct Stage<'a> {
+    pub redactor: &'a Redactor,
+    pub key: Option<&'a Key>,
+    pub sink: &'a Sink<'a>,
+}
+
+/// The manifest's name in a published campaign.
+pub fn published_manifest(format: manifest::Format) -> &'static str {
+    match format {
+        manifest::Format::Json => manifest::JSON_NAME,
+        manifest::Format::Sha256sums => "campaign.sha256",
+    }
+}
+
+impl Stage<'_> {
+    /// Copy every file of campaign `c` into the staging folder, then its
+    /// manifest: as verified when nothing was redacted (so its hash is the
+    /// sealed one), else rewritten to list the copies as published.
+    pub fn copy_campaign(&self, c: &Campaign, e: &Evidence, p: &Public) -> Result<Copies> {
+        let id = c.public.id.as_str();
+        let same_detector = p.scanned_by == self.redactor.detector.fingerprint();
+        let mut files: Vec<(String, String, String, Mode)> = e
+            .files
+            .iter()
+            .map(|f| {
+                let published = p.published(&f.path);
+                let mode = copy_mode(p, same_detector, &f.path, &published);
+                let sha = f.sha256.clone().unwrap_or_default();
+                (published, f.path.clone(), sha, mode)
+            })
+            .collect();
+        // Every copy at once; in the preview, those the served site already
+        // has (same verified bytes, copied as they are) are not copied.
+        let copied = files
+            .par_iter()
+            .map(|(published, original, expected, mode)| {
+                let rel = format!("{id}/{published}");
+                if *mode != Mode::Redact && self.sink.unchanged(&rel, expected) {
+                    let bytes = e.get(original).and_then(|f| f.bytes).unwrap_or(0);
+                    return Ok(Copied {
+                        sha256: expected.clone(),
+                        published_sha256: expected.clone(),
+                        bytes,
+                        published_bytes: bytes,
+                        redactions: Counts::new(),
+                        binary: *mode == Mode::Binary,
+                    });
+                }
+                let k = public::copy(
+                    self.redactor,
+                    &c.path(original),
+                    e.kept(original).map(|b| &b[..]),
+                    &self.sink.path(&rel)?,
+                    expected,
+                    *mode,
+                )?;
+                self.sink.unchanged(&rel, &k.published_sha256);
+                Ok(k)
+            })
+            .collect::<Result<Vec<Copied>>>()?;
+        let mut out = Copies::default();
+        for ((published, original, _, mode), copied) in files.drain(..).zip(copied) {
+            out.push(self.published(original, published, mode, copied));
+        }
+        let manifest = self.copy_manifest(c, e, p, &out, same_detector)?;
+        out.push(manifest);
+        Ok(out)
+    }
+
+    fn published(&self, original: String, path: String, mode: Mode, copied: Copied) -> Published {
+        let sealed = self
+            .key
+            .filter(|_| copied.published_sha256 != copied.sha256)
+            .map(|key| Commitment {
+                hmac_sha256: key.commit(&Sealed {
+                    path: &original,
+                    sha256: &copied.sha256,
+                    bytes: copied.bytes,
+                    published_sha256: &copied.published_sha256,
+                }),
+                path_tag: key.path_tag(&original),
+            });
+        Published {
+            original,
+            path,
+            mode,
+            copied,
+            sealed,
+        }
+    }
+
+    /// The manifest lists every original's hash and size: published as it
+    /// is only when every copy and every name is the original.
+    fn copy_manifest(
+        &self,
+        c: &Campaign,
+        e: &Evidence,
+        p: &Public,
+        copies: &Copies,
+        same_detector: bool,
+    ) -> Result<Published> {
+        let id = c.public.id.as_str();
+        let name = published_manifest(e.manifest.format).to_string();
+        let rel = format!("{id}/{name}");
+        let rewrite = copies
+            .files
+            .iter()
+            .any(|f| f.redacted() || p.name(&f.original) != f.original);
+        let original = e.manifest.name.clone();
+        if !rewrite {
+            let mode = copy_mode(p, same_detector, &original, &name);
+            let copied = public::copy(
+                self.redactor,
+                &c.path(&original),
+                None,
+                &self.sink.path(&rel)?,
+                &e.manifest.sha256,
+                mode,
+            )?;
+            return Ok(self.published(original, name, mode, copied));
+        }
+        let rows: Vec<(&str, &str, u64)> = copies
+            .files
+            .iter()
+            .map(|f| (p.name(&f.original), f.public_sha256(), f.public_bytes()))
+            .collect();
+        let text = manifest::render(e.manifest.format, &rows)?;
+        let (sha, _) = self.sink.write(&rel, text.as_bytes())?;
+        let copied = Copied {
+            sha256: e.manifest.sha256.clone(),
+            published_sha256: sha,
+            bytes: e.manifest.bytes,
+            published_bytes: text.len() as u64,
+            redactions: Counts::new(),
+            binary: false,
+        };
+        Ok(self.published(original, name, Mode::Redact, copied))
+    }
+}
+
+impl Copies {
+    fn push(&mut self, f: Published) {
+        self.at.insert(f.original.clone(), self.files.len());
+        self.files.push(f);
+    }
+}
+
+/// Register every secret met by key in the campaign's JSON files and in
+/// the JSON bodies of its pages' `exhibit` blocks (`"api_key": "..."`, a
+/// row labelled `token`), so the copies are redacted of such values even
+/// where no key stands beside them. Files that name no secret-like key
+/// are not parsed; files that do not parse are left to the stage that
+/// reports them with a position.
+pub fn learn_keyed_secrets(c: &Campaign, e: &Evidence, r: &Redactor) -> Result<()> {
+    const READ_UP_TO: u64 = 64 << 20;
+    let pages: std::collections::HashSet<&str> =
+        c.meta.pages.iter().map(|p| p.file.as_str()).collect();
+    for f in &e.files {
+        let jsonl = f.path.ends_with(".jsonl");
+        let json = jsonl || f.path.ends_with(".json");
+        let page = pages.contains(f.path.as_str());
+        if !(json || page) || f.bytes.unwrap_or(0) > READ_UP_TO {
+            continue;
+        }
+        let read;
+        let bytes: &[u8] = match e.kept(&f.path) {
+            Some(b) => b,
+            None => {
+                read = e.read_verified(&f.path)?;
+                &read
+            }
+        };
+        if !crate::redact::may_name_a_secret(bytes) {
+            continue;
+        }
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            continue;
+        };
+        let mut learn = |body: &str| {
+            if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(body) {
+                r.redact_value(&mut v, &mut Counts::new());
+            }
+        };
+        if page {
+            for body in exhibit_bodies(text) {
+                learn(&body);
+            }
+        } else if jsonl {
+            text.lines().for_each(&mut learn);
+        } else {
+            learn(text);
+        }
+    }
+    Ok(())
+}
+
+/// The bodies of a page's fenced `exhibit` blocks.
+fn exhibit_bodies(text: &str) -> Vec<String> {
+    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+    let mut bodies = Vec::new();
+    let mut open: Option<String> = None;
+    for ev in Parser::new(text) {
+        match ev {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info)))
+                if info.split_whitespace().next() == Some("exhibit") =>
+            {
+                open = Some(String::new());
+            }
+            Event::Text(t) => {
+                if let Some(body) = open.as_mut() {
+                    body.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => bodies.extend(open.take()),
+            _ => {}
+        }
+    }
+    bodies
+}
+
+/// Binary by policy; verbatim when the input scan found nothing with
+/// the detector the copies use, and the copy is read the same way;
+/// otherwise redacted.
+/// `same_detector`: the copies' detector is the one that scanned the
+/// inputs (see [`Public::scanned_by`]).
+fn copy_mode(p: &Public, same_detector: bool, original: &str, published: &str) -> Mode {
+    use crate::redact::scan::View;
+    if p.binary.contains(original) {
+        Mode::Binary
+    } else if same_detector
+        && p.clean.contains(original)
+        && View::of(Path::new(original)) == View::of(Path::new(published))
+    {
+        Mode::Verbatim
+    } else {
+        Mode::Redact
+    }
+}
