@@ -27,22 +27,38 @@ pub fn pattern() -> String {
         format!(r"(?P<bearer>\b(?i:bearer)\s+(?P<bearerv>{VAL}))"),
         format!(r#"(?P<flag>--(?i:[a-z0-9-]*(?:password|passwd|secret|token|api-key|apikey|access-key|secret-key))(?:\s+|=)(?P<flagv>{VAL}))"#),
         format!(r#"(?P<kv>(?P<kvk>\b(?i:[a-z0-9_.-]*(?:{KEYS})))["']?\s*[:=]\s*["']?(?P<kvv>{VAL}))"#),
-        r"(?P<tok>\b(?:sk-(?:proj-|ant-|live-|test-|svcacct-)?[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|(?:AKIA|ASIA)[A-Z0-9]{16}|xox[abposr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})\b)".to_string(),
+        // Token formats as their issuers document them (gitleaks' rule
+        // list is the index): GitLab, npm, Google, Stripe secret and
+        // restricted keys (not the publishable `pk_`), Slack webhooks.
+        r"(?P<tok>\b(?:sk-(?:proj-|ant-|live-|test-|svcacct-)?[A-Za-z0-9_-]{20,}|glpat-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{9})?|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|[sr]k_(?:live|test)_[0-9A-Za-z]{10,}|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}|hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|(?:AKIA|ASIA)[A-Z0-9]{16}|xox[abposr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})\b)".to_string(),
         r"(?P<gpu>\b(?i:mig-gpu-|mig-|gpu-)[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{1,12}){0,4}(?:/[0-9]{1,2}/[0-9]{1,2})?\b)".to_string(),
+        // A plain UUID where a GPU's is printed: CUDA's `uuid=...`,
+        // `GPU UUID: ...`, `NVIDIA_VISIBLE_DEVICES=...`.
+        r#"(?P<uuidk>\b(?i:(?:gpu|device|cuda|nvidia)[ _-]?)?(?i:uuid|visible_devices)["']?\s*[:=]\s*["']?(?P<uuidv>[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})\b)"#.to_string(),
+        // `curl -u user:password`, `--user user:password`.
+        r#"(?P<curlu>(?:\s|\A)(?:-u|--user)(?:\s+|=)["']?(?P<curluv>[^\s"'`:]*:[^\s"'`]+))"#.to_string(),
+        // known_hosts lines: the hashed host field, or the plain names and
+        // addresses before the key type.
+        r"(?P<kh>(?m:^)(?P<khhost>\|1\|[A-Za-z0-9+/=]+\|[A-Za-z0-9+/=]+|[^\s#|@][^\s]*)[ \t]+(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com)[ \t]+AAAA[A-Za-z0-9+/]+=*)".to_string(),
+        r"(?P<mac>\b[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}\b|\b[0-9A-Fa-f]{2}(?:-[0-9A-Fa-f]{2}){5}\b)".to_string(),
+        r"(?P<email>\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b)".to_string(),
+        // An address written with dashes in a host name (`ip-10-0-0-27`,
+        // `10-0-0-27.ns.pod.cluster.local`).
+        r"(?P<ipdash>\b(?:ip-)?[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}\b)".to_string(),
         // file://server/share/... and file://wsl.localhost/...: UNC paths
         // as URLs (file:///home/... is left to the path rules below).
         format!(r"(?P<fileunc>\b(?i:file)://(?P<fuhost>[A-Za-z0-9_-]+(?:[.$][A-Za-z0-9_-]*)*)/{NAME}{REST})"),
         // URLs with userinfo, and URLs whose host is a single label
         // (`http://gpu-node-07:8000/`). Addresses and private names in other
         // URLs are found by the rules below, so public URLs never match.
-        r#"(?P<url>\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:(?P<urluser>[^\s/@"'`<>\[\]:]+:[^\s/@"'`<>\[\]]*)@(?P<urlhost>\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9]+)?\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?::(?P<urlport>[0-9]{1,5}))?|(?P<ulabel>[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)(?::(?P<uport>[0-9]{1,5}))?(?:[/?#"'`<>()\[\]\s,;!]|\.(?:[^A-Za-z0-9_-]|\z)|\z)))"#.to_string(),
-        format!(r"(?P<upath>(?:/(?:home|Users)/{NAME}|/root\b|/mnt/[A-Za-z]/(?i:users)/{NAME})(?:[/\\]{REST})?)"),
+        r#"(?P<url>\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:(?P<urluser>[^\s/@"'`<>\[\]:]*(?::[^\s/@"'`<>\[\]]*)?)@(?P<urlhost>\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9]+)?\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?::(?P<urlport>[0-9]{1,5}))?|(?P<ulabel>[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)(?::(?P<uport>[0-9]{1,5}))?(?:[/?#"'`<>()\[\]\s,;!]|\.(?:[^A-Za-z0-9_-]|\z)|\z)))"#.to_string(),
+        format!(r"(?P<upath>(?:(?:/(?:var|data|export|nfs|srv|scratch))?/(?:home|Users)/{NAME}|/tmp/pytest-of-{NAME}|~[A-Za-z_][A-Za-z0-9_.-]*/{NAME}|/root\b|/mnt/[A-Za-z]/(?i:users)/{NAME})(?:[/\\]{REST})?)"),
         format!(r"(?P<wpath>\b[A-Za-z]:(?:\\\\?|/)(?i:users)(?:\\\\?|/){NAME}{REST})"),
         format!(r"(?P<unc>\\\\(?:\\\\)?[A-Za-z0-9$._-]+\\\\?{NAME}{REST})"),
         r"(?P<ip6>\[?(?:\b(?i:f[cd][0-9a-f]{2}|fe[89ab][0-9a-f]):[0-9A-Fa-f:.]*[0-9A-Fa-f]|::(?i:ffff):[0-9A-Fa-f.:]*[0-9A-Fa-f]|\b(?:0{1,4}:){5}(?i:ffff):[0-9A-Fa-f.:]*[0-9A-Fa-f])(?:%[A-Za-z0-9]+)?\]?(?::[0-9]{1,5}\b)?)".to_string(),
         // Only the private ranges: public addresses and most version
         // numbers never become candidates.
-        r"(?P<ip4>\b(?:10\.[0-9]{1,3}|172\.(?:1[6-9]|2[0-9]|3[01])|192\.168|169\.254|100\.(?:6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7]))\.[0-9]{1,3}\.[0-9]{1,3}\b(?::[0-9]{1,5}\b)?)".to_string(),
+        r"(?P<ip4>(?:0{0,2}10\.[0-9]{1,3}|0?172\.0?(?:1[6-9]|2[0-9]|3[01])|0?192\.168|0?169\.254|0?100\.0?(?:6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7]))\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]{1,5}\b)?)".to_string(),
         r"(?P<host>\b(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.(?:internal|local|lan|home\.arpa|corp|intranet))\b(?::[0-9]{1,5}\b)?)".to_string(),
         r"(?P<hp>\b(?i:[a-z][a-z0-9]*[0-9][a-z0-9]*(?:-[a-z0-9]+)*|[a-z][a-z0-9]*(?:-[a-z0-9]+)+):[1-9][0-9]{1,4}\b)".to_string(),
     ];
@@ -76,9 +92,18 @@ pub fn any_candidate(text: &[u8]) -> bool {
     builtin().is_match(text)
 }
 
+/// What [`find`] remembers between candidates so that checks looking
+/// back over earlier lines stay linear: the start of the last line judged
+/// to be a row of a package table, and the verdict.
+#[derive(Default)]
+struct Memo {
+    table_row: Option<(usize, bool)>,
+}
+
 /// Every hit of the built-in rules in `text`, in order.
 pub fn find(text: &[u8], out: &mut Vec<Hit>) {
     let re = builtin();
+    let mut memo = Memo::default();
     let mut at = 0;
     while at <= text.len() {
         let Some(caps) = re.captures_at(text, at) else {
@@ -86,7 +111,7 @@ pub fn find(text: &[u8], out: &mut Vec<Hit>) {
         };
         let m = caps.get(0).expect("group 0 always matches");
         let before = out.len();
-        classify(text, &caps, out);
+        classify(text, &caps, out, &mut memo);
         at = if out.len() > before {
             // Go on after the last value taken: a rule may consume a
             // terminator (the `/` after `http://gpu-node-07`).
@@ -101,7 +126,7 @@ pub fn find(text: &[u8], out: &mut Vec<Hit>) {
     }
 }
 
-fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
+fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>, memo: &mut Memo) {
     let m = caps.get(0).expect("group 0 always matches");
     let (start, end) = (m.start(), m.end());
     let s = |a: usize, b: usize| String::from_utf8_lossy(&text[a..b]).into_owned();
@@ -132,7 +157,72 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
             Category::Credential,
             s(v.start(), v.end()),
         );
+    } else if let Some(v) = caps.name("uuidv") {
+        push(
+            v.start(),
+            v.end(),
+            Category::GpuUuid,
+            s(v.start(), v.end()).to_ascii_lowercase(),
+        );
+    } else if let Some(v) = caps.name("curluv") {
+        // `-u 1000:1000` is a user and group id, `-u $USER:$PASS` a shell
+        // variable: neither is the secret itself.
+        let b = v.as_bytes();
+        if b.iter().all(|c| c.is_ascii_digit() || *c == b':') || b.starts_with(b"$") {
+            return;
+        }
+        push(
+            v.start(),
+            v.end(),
+            Category::Credential,
+            s(v.start(), v.end()),
+        );
+    } else if let Some(h) = caps.name("khhost") {
+        // Which machines the operator logs in to: the whole host field
+        // (unless a build already replaced it).
+        let field = s(h.start(), h.end());
+        if field.split(',').all(super::is_placeholder) {
+            return;
+        }
+        push(
+            h.start(),
+            h.end(),
+            Category::Endpoint,
+            s(h.start(), h.end()).to_ascii_lowercase(),
+        );
+    } else if caps.name("mac").is_some() {
+        let t = s(start, end).to_ascii_lowercase().replace('-', ":");
+        let hex_at = |i: usize| text.get(i).is_some_and(u8::is_ascii_hexdigit);
+        // Part of a longer colon-separated run (a key fingerprint, an
+        // IPv6 address), or the all-zero and broadcast addresses.
+        let longer = (matches!(text.get(end), Some(b':' | b'-')) && hex_at(end + 1))
+            || (start > 1 && matches!(text[start - 1], b':' | b'-') && hex_at(start - 2));
+        if longer || t == "00:00:00:00:00:00" || t == "ff:ff:ff:ff:ff:ff" {
+            return;
+        }
+        push(start, end, Category::Endpoint, t);
+    } else if caps.name("email").is_some() {
+        let t = s(start, end).to_ascii_lowercase();
+        // `https://user@host` is a URL's user name, not a mailbox.
+        if public_mail(&t) || text[..start].ends_with(b"://") {
+            return;
+        }
+        push(start, end, Category::Endpoint, t);
+    } else if caps.name("ipdash").is_some() {
+        let t = s(start, end);
+        let digits = t.strip_prefix("ip-").unwrap_or(&t);
+        let Some(addr) = parse_v4(&digits.replace('-', ".")) else {
+            return;
+        };
+        if private_v4(addr) {
+            let from = end - digits.len();
+            push(from, end, Category::Endpoint, addr.to_string());
+        }
     } else if caps.name("gpu").is_some() {
+        // `gpu-20260908-1412`: a run folder named by its date.
+        if dated(&text[start + 4..end]) {
+            return;
+        }
         push(
             start,
             end,
@@ -141,7 +231,23 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
         );
     } else if let Some(label) = caps.name("ulabel") {
         let stop = caps.name("uport").map_or(label.end(), |p| p.end());
-        if !label.as_bytes().eq_ignore_ascii_case(b"localhost") {
+        // `s3://bucket/...`, `gs://bucket/...`: the label is a bucket,
+        // named in one public namespace, not a machine.
+        let scheme = &text[start..label.start().saturating_sub(3)];
+        let bucket = [
+            &b"s3"[..],
+            b"s3a",
+            b"gs",
+            b"gcs",
+            b"r2",
+            b"az",
+            b"abfs",
+            b"abfss",
+            b"hf",
+        ]
+        .iter()
+        .any(|b| scheme.eq_ignore_ascii_case(b));
+        if !bucket && !label.as_bytes().eq_ignore_ascii_case(b"localhost") {
             push(
                 label.start(),
                 stop,
@@ -151,7 +257,14 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
         }
     } else if let Some(host) = caps.name("urlhost") {
         if let Some(user) = caps.name("urluser") {
-            if user.as_bytes().contains(&b':') {
+            let u = user.as_bytes();
+            // `user:pw@`, `:pw@`, or a token on its own (`TOKEN@`); a bare
+            // user name (`git@`) is not a secret.
+            let password = u
+                .iter()
+                .position(|&b| b == b':')
+                .is_some_and(|i| i + 1 < u.len());
+            if password || token_like(u) {
                 let u = s(user.start(), user.end());
                 push(user.start(), user.end(), Category::Credential, u);
             }
@@ -186,6 +299,9 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
     {
         // `\\?\C:\Users\...` (an extended-length path) is still a path.
         let extended = text[..start].ends_with(br"?\");
+        if caps.name("unc").is_some() && !unc_escaping_agrees(&text[start..end]) {
+            return;
+        }
         if caps.name("upath").is_none()
             && !extended
             && start > 0
@@ -217,14 +333,28 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
         }
     } else if caps.name("ip4").is_some() {
         let t = s(start, end);
-        let addr = t.split(':').next().unwrap_or("");
-        let dotted_on = end < text.len() - 1 && text[end] == b'.' && text[end + 1].is_ascii_digit();
-        let after_dot = start > 0 && text[start - 1] == b'.';
-        if dotted_on || after_dot || version_context(&text[..start]) {
+        let (addr, port) = t
+            .split_once(':')
+            .map_or((&t[..], None), |(a, p)| (a, Some(p)));
+        let prev = start.checked_sub(1).map(|i| text[i]);
+        // Part of a longer number or dotted run (`110.0.0.5`, `1.10.0.0.5`,
+        // `10.0.0.5.1`, `10.0.0.1234`), or `v10.0.0.1`: not an address.
+        // Any other neighbour (`_`, a word, a quote) leaves it one.
+        let version_prefix = matches!(prev, Some(b'v' | b'V'))
+            && !(start > 1 && text[start - 2].is_ascii_alphanumeric());
+        let dotted_on =
+            text.get(end) == Some(&b'.') && text.get(end + 1).is_some_and(u8::is_ascii_digit);
+        if matches!(prev, Some(b'0'..=b'9' | b'.'))
+            || (port.is_none() && text.get(end).is_some_and(u8::is_ascii_digit))
+            || version_prefix
+            || dotted_on
+            || version_layout(text, start, end, memo)
+        {
             return;
         }
-        if addr.parse::<Ipv4Addr>().is_ok_and(private_v4) {
-            push(start, end, Category::Endpoint, t);
+        if let Some(a) = parse_v4(addr).filter(|a| private_v4(*a)) {
+            let key = port.map_or(a.to_string(), |p| format!("{a}:{p}"));
+            push(start, end, Category::Endpoint, key);
         }
     } else if caps.name("host").is_some() {
         let t = s(start, end);
@@ -254,6 +384,7 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>) {
         let prev = start.checked_sub(1).map(|i| text[i]);
         let port_ok = port.parse::<u32>().is_ok_and(|p| p <= 65535);
         if !hostish
+            || setting(label)
             || !port_ok
             || label.eq_ignore_ascii_case("localhost")
             || matches!(prev, Some(b'/' | b'.' | b'@' | b':' | b'-' | b'_' | b'\\'))
@@ -326,58 +457,252 @@ fn not_a_secret_value(v: &[u8]) -> bool {
         .contains(&v.trim_end_matches(['.', ')']))
 }
 
-/// `version 10.0.0.1`, `driver: 10.2.0.1`, `TensorRT 10.3.0.26`,
-/// `tensorrt==10.3.0.26`, `v10.0.0.1`: a version, not an address.
-fn version_context(before: &[u8]) -> bool {
-    const WORDS: &[&str] = &[
-        "version",
-        "ver",
-        "driver",
-        "build",
-        "release",
-        "rev",
-        "revision",
-        "firmware",
-        "vbios",
-        "v",
-        "cuda",
-        "cudnn",
-        "tensorrt",
-        "trt",
-        "nccl",
-        "cublas",
-        "rocm",
-        "triton",
-        "torch",
-        "pytorch",
-        "python",
-        "kernel",
-        "linux",
-        "windows",
-        "win",
-        "ubuntu",
-        "debian",
-        "onnxruntime",
-        "openvino",
-        "jdk",
-        "java",
-        "llvm",
-        "clang",
-    ];
-    let tail = &before[before.len().saturating_sub(32)..];
-    let t = String::from_utf8_lossy(tail).to_ascii_lowercase();
-    if ["==", ">=", "<=", "~=", "!="]
+/// Is the private-looking address at `start..end` a version by the layout
+/// around it (never by a word before it)? A comparison operator
+/// (`tensorrt==10.3.0.26`), a wheel or source archive name
+/// (`..._cu12-10.3.5.147-py3-none-...`), a Debian revision or local
+/// version after it (`10.3.0.26-1+cuda12.5`, `10.1.0.5+cu121`), or the
+/// version column of a `pip list` or `conda list` table.
+fn version_layout(text: &[u8], start: usize, end: usize, memo: &mut Memo) -> bool {
+    let before = &text[..start];
+    let trimmed = before.trim_ascii_end();
+    if [&b"=="[..], b">=", b"<=", b"~=", b"!=", b"==="]
         .iter()
-        .any(|op| t.ends_with(op))
+        .any(|op| trimmed.ends_with(op))
     {
         return true;
     }
-    let t = t.trim_end_matches([' ', ':', '=', '"', '\'', '\t', '-', '_']);
-    let word = t
-        .rsplit(|c: char| !c.is_ascii_alphanumeric())
-        .next()
-        .unwrap_or("");
-    WORDS.contains(&word)
+    let after = &text[end..];
+    let starts = |p: &[u8]| after.len() >= p.len() && after[..p.len()].eq_ignore_ascii_case(p);
+    if matches!(after.first(), Some(b'+' | b'~')) {
+        return true;
+    }
+    if after.first() == Some(&b'-') {
+        let digits = after[1..].iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits > 0 && matches!(after.get(1 + digits), Some(b'+' | b'~')) {
+            return true;
+        }
+    }
+    if before.last() == Some(&b'-') {
+        let wheel_tag = [
+            &b"-py"[..],
+            b"-cp",
+            b"-pp",
+            b"-none",
+            b".tar.",
+            b".whl",
+            b".zip",
+        ];
+        if wheel_tag.iter().any(|t| starts(t)) {
+            return true;
+        }
+        // A build tag: `-10.3.0.26-1-py3-none-any.whl`.
+        let digits = after
+            .iter()
+            .skip(1)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if after.first() == Some(&b'-') && digits > 0 && after[1 + digits..].starts_with(b"-py") {
+            return true;
+        }
+    }
+    version_column(text, start, memo)
+}
+
+/// `name   10.3.0.75` (pip list) or `name  9.1.0.70  h1234_0  conda-forge`
+/// (conda list): the second column of a row of a table that goes up, row
+/// by row, to pip's dashed rule or conda's `# Name  Version` header.
+fn version_column(text: &[u8], start: usize, memo: &mut Memo) -> bool {
+    // Back over the gap and the first column only (each candidate looks
+    // at the bytes since the one before it: linear on a long line).
+    let gap = text[..start]
+        .iter()
+        .rev()
+        .take_while(|b| **b == b' ')
+        .count();
+    let first_end = start - gap;
+    let first = text[..first_end]
+        .iter()
+        .rev()
+        .take_while(|b| !b.is_ascii_whitespace())
+        .count();
+    let line_start = first_end - first;
+    if gap == 0 || first == 0 || (line_start > 0 && text[line_start - 1] != b'\n') {
+        return false;
+    }
+    // Walk up while the rows look like rows; remember the verdict per row
+    // so a long table is walked once, not once per row.
+    let mut at = line_start;
+    let verdict = loop {
+        if memo.table_row.is_some_and(|(s, _)| s == at) {
+            break memo.table_row.is_some_and(|(_, v)| v);
+        }
+        if at == 0 {
+            break false;
+        }
+        let prev_start = text[..at - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let prev = text[prev_start..at - 1].trim_ascii_end();
+        let rule = !prev.is_empty()
+            && prev.starts_with(b"-")
+            && prev.iter().all(|b| *b == b'-' || *b == b' ');
+        let conda_header =
+            prev.starts_with(b"#") && prev.windows(7).any(|w| w.eq_ignore_ascii_case(b"version"));
+        if rule || conda_header {
+            break true;
+        }
+        let cols: Vec<&[u8]> = prev
+            .split(|b| *b == b' ')
+            .filter(|c| !c.is_empty())
+            .collect();
+        let rowlike = !prev.first().is_some_and(u8::is_ascii_whitespace)
+            && cols.len() >= 2
+            && cols[1].first().is_some_and(u8::is_ascii_digit);
+        if !rowlike {
+            break false;
+        }
+        at = prev_start;
+    };
+    memo.table_row = Some((line_start, verdict));
+    verdict
+}
+
+/// `top_k:40`, `max-tokens:512`: a sampling or run setting, not a host
+/// and port. Every word of the label is a setting's word.
+fn setting(label: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "top",
+        "k",
+        "p",
+        "min",
+        "max",
+        "temperature",
+        "temp",
+        "tokens",
+        "token",
+        "new",
+        "penalty",
+        "repetition",
+        "repeat",
+        "presence",
+        "frequency",
+        "seed",
+        "ctx",
+        "num",
+        "batch",
+        "size",
+        "beam",
+        "beams",
+        "n",
+        "length",
+        "len",
+        "context",
+        "predict",
+        "gpu",
+        "layers",
+        "threads",
+        "steps",
+        "epochs",
+        "warmup",
+        "lr",
+        "workers",
+        "keep",
+        "last",
+        "mirostat",
+        "eta",
+        "tau",
+    ];
+    label
+        .to_ascii_lowercase()
+        .split(['-', '_'])
+        .all(|w| WORDS.contains(&w))
+}
+
+/// An IPv4 address, leading zeros allowed (`010.000.000.005`).
+fn parse_v4(t: &str) -> Option<Ipv4Addr> {
+    let mut octets = [0u8; 4];
+    let mut parts = t.split('.');
+    for o in &mut octets {
+        let p = parts.next()?;
+        if p.is_empty() || p.len() > 3 {
+            return None;
+        }
+        *o = p.parse().ok()?;
+    }
+    parts.next().is_none().then(|| Ipv4Addr::from(octets))
+}
+
+/// `20260908...`: eight digits that read as a date.
+fn dated(after_prefix: &[u8]) -> bool {
+    let d = &after_prefix[..after_prefix.len().min(8)];
+    let n = |r: std::ops::Range<usize>| {
+        std::str::from_utf8(&d[r])
+            .ok()
+            .and_then(|t| t.parse::<u32>().ok())
+    };
+    d.len() == 8
+        && d.iter().all(u8::is_ascii_digit)
+        && n(0..4).is_some_and(|y| (1990..=2099).contains(&y))
+        && n(4..6).is_some_and(|m| (1..=12).contains(&m))
+        && n(6..8).is_some_and(|d| (1..=31).contains(&d))
+}
+
+/// A URL's user part that is a token on its own: long, letters and digits.
+fn token_like(u: &[u8]) -> bool {
+    u.len() >= 16 && u.iter().any(u8::is_ascii_digit) && u.iter().any(u8::is_ascii_alphabetic)
+}
+
+/// Addresses no operator owns: documentation domains, bot and no-reply
+/// senders, `git@host` remotes, and `name@file.ext` that is no address.
+fn public_mail(t: &str) -> bool {
+    let (local, domain) = t.split_once('@').unwrap_or((t, ""));
+    let tld = domain.rsplit('.').next().unwrap_or("");
+    ["git", "noreply", "no-reply", "donotreply"].contains(&local)
+        || ["example.com", "example.org", "example.net"].contains(&domain)
+        || domain.ends_with(".example.com")
+        || domain.ends_with("noreply.github.com")
+        || [
+            "json",
+            "py",
+            "txt",
+            "log",
+            "md",
+            "csv",
+            "html",
+            "gguf",
+            "bin",
+            "safetensors",
+            "whl",
+            "gz",
+            "tar",
+            "zip",
+            "yaml",
+            "yml",
+            "toml",
+            "sh",
+            "rs",
+            "onnx",
+            "pt",
+            "png",
+            "jpg",
+        ]
+        .contains(&tld)
+}
+
+/// A UNC path written at one escaping level: `\\server\share` or, JSON
+/// escaped, `\\\\server\\share`. `\\alpha\\beta` (LaTeX or a regex in a
+/// JSON string) mixes the two and is no path.
+fn unc_escaping_agrees(span: &[u8]) -> bool {
+    let lead = span.iter().take_while(|b| **b == b'\\').count();
+    let server = span[lead..].iter().take_while(|b| **b != b'\\').count();
+    let sep = span[lead + server..]
+        .iter()
+        .take_while(|b| **b == b'\\')
+        .count();
+    let starts_alnum = span.get(lead).is_some_and(u8::is_ascii_alphanumeric);
+    starts_alnum && sep * 2 == lead
 }
 
 fn private_v4(a: Ipv4Addr) -> bool {

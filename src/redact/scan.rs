@@ -204,19 +204,20 @@ fn scan_chunks(
 /// line the text starts on.
 fn locate(bytes: &[u8], hits: Vec<Hit>, mut line: usize) -> Vec<(usize, usize, Hit)> {
     let mut out = Vec::with_capacity(hits.len());
-    let (mut at, mut line_start) = (0, 0);
+    // The column is counted on from the previous hit, never again from the
+    // line's start: one long line of many hits stays linear. `bytes` come
+    // from a `str`, so characters are the bytes that start one.
+    let (mut at, mut column) = (0, 1);
     for h in hits {
-        for (i, &b) in bytes[at..h.start].iter().enumerate() {
+        for &b in &bytes[at..h.start] {
             if b == b'\n' {
                 line += 1;
-                line_start = at + i + 1;
+                column = 1;
+            } else if b & 0xC0 != 0x80 {
+                column += 1;
             }
         }
         at = h.start;
-        let column = String::from_utf8_lossy(&bytes[line_start..h.start])
-            .chars()
-            .count()
-            + 1;
         out.push((line, column, h));
     }
     out
