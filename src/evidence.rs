@@ -247,6 +247,8 @@ pub fn verify_within(
                 check.detail = Some("unlisted symlink pointing outside the folder".into());
             }
             Kind::File => to_hash.push(files.len()),
+            // Not a regular file, or a name that cannot be sealed.
+            Kind::Other => check.verdict = Verdict::Unreadable,
             _ => {}
         }
         files.push(check);
@@ -409,7 +411,7 @@ fn hash_stable(
             .is_ok();
     // The file as opened is compared with the path as first seen: the
     // same inode, size and times, or it changed while being read.
-    let file = std::fs::File::open(path).map_err(io_reason)?;
+    let file = crate::fsx::open_regular(path).map_err(io_reason)?;
     let (sha, bytes, content) = if keep {
         // At most one byte more than measured: a file still growing is
         // caught below, not read whole.
@@ -492,6 +494,7 @@ fn walk(dir: &Path) -> anyhow::Result<BTreeMap<String, (Kind, Option<String>)>> 
                 _ => Kind::SymlinkOutside,
             }
         } else {
+            detail = crate::fsx::special_kind(&ft).map(|k| format!("not a regular file: {k}"));
             Kind::Other
         };
         let kind = if detail.is_some() && kind == Kind::File {
