@@ -93,13 +93,18 @@ impl ChartSpec {
         for (name, v) in [("min", self.y.min), ("max", self.y.max)] {
             if let Some(v) = v.filter(|v| !within_axis(*v)) {
                 return Err(format!(
-                    "chart y range: {name} {v} is beyond the ±{MAX_AXIS:e} a chart can lay out"
+                    "chart y range: {name} {} is beyond the ±{MAX_AXIS:e} a chart can lay out",
+                    num(v)
                 ));
             }
         }
         if let (Some(lo), Some(hi)) = (self.y.min, self.y.max) {
             if lo >= hi {
-                return Err(format!("chart y range: min {lo} is not below max {hi}"));
+                return Err(format!(
+                    "chart y range: min {} is not below max {}",
+                    num(lo),
+                    num(hi)
+                ));
             }
             check_span(lo, hi)?;
         }
@@ -116,12 +121,23 @@ fn within_axis(v: f64) -> bool {
     v.is_finite() && v.abs() <= MAX_AXIS
 }
 
+/// A number for a message: huge and tiny ones in exponent form, not 300 digits.
+fn num(v: f64) -> String {
+    if v != 0.0 && !(1e-6..1e9).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// A range too narrow for its magnitude has ticks that all print the
 /// same label, and a step that float arithmetic cannot advance.
 fn check_span(lo: f64, hi: f64) -> Result<(), String> {
     if hi - lo < lo.abs().max(hi.abs()) * 1e-9 {
         return Err(format!(
-            "chart y range: {lo} to {hi} is too narrow for its magnitude to lay out ticks"
+            "chart y range: {} to {} is too narrow for its magnitude to lay out ticks",
+            num(lo),
+            num(hi)
         ));
     }
     Ok(())
@@ -173,8 +189,8 @@ fn collect(spec: &ChartSpec, source: &Source) -> Result<Data, Problem> {
             })?;
             if !within_axis(n) {
                 return Err(Problem::Here(format!(
-                    "record {label}: series `{}` value {n} in `{}` is beyond the ±{MAX_AXIS:e} a chart can lay out",
-                    s.name, s.field
+                    "record {label}: series `{}` value {} in `{}` is beyond the ±{MAX_AXIS:e} a chart can lay out",
+                    s.name, num(n), s.field
                 )));
             }
             series.push(n);
@@ -207,8 +223,10 @@ pub fn render(
     let (lo, hi) = y_range(spec, &data);
     if !within_axis(lo) || !within_axis(hi) {
         return Err(Problem::Here(format!(
-            "chart `{}`: the y axis would run from {lo} to {hi}, beyond the ±{MAX_AXIS:e} a chart can lay out",
-            spec.title
+            "chart `{}`: the y axis would run from {} to {}, beyond the ±{MAX_AXIS:e} a chart can lay out",
+            spec.title,
+            num(lo),
+            num(hi)
         )));
     }
     check_span(lo, hi).map_err(Problem::Here)?;

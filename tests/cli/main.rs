@@ -12,6 +12,7 @@ mod redact;
 mod scale;
 mod serve;
 mod tamper;
+mod waits;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
