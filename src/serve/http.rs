@@ -437,6 +437,16 @@ mod tests {
     }
 
     #[test]
+    fn hosts_are_the_listening_address_with_its_port() {
+        let lo = allowed_hosts("127.0.0.1".parse().unwrap(), 8000);
+        assert_eq!(lo, ["127.0.0.1:8000", "localhost:8000", "[::1]:8000"]);
+        let lan = allowed_hosts("192.168.1.7".parse().unwrap(), 8001);
+        assert_eq!(lan, ["192.168.1.7:8001"]);
+        let v6 = allowed_hosts("fe80::1".parse().unwrap(), 9);
+        assert_eq!(v6, ["[fe80::1]:9"]);
+    }
+
+    #[test]
     fn content_types() {
         for (name, kind) in [
             ("a.html", "text/html; charset=utf-8"),
