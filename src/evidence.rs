@@ -131,6 +131,8 @@ enum Kind {
     File,
     Dir,
     SymlinkOutside,
+    /// A named pipe, socket or device: never opened.
+    Special,
     Other,
 }
 
@@ -216,9 +218,10 @@ pub fn verify_within(
                     check.verdict = Verdict::UnsafePath;
                     check.detail = Some("symlink pointing outside the folder".into());
                 }
-                Some(Kind::Other) => {
+                Some(Kind::Other | Kind::Special) => {
                     check.verdict = Verdict::Unreadable;
-                    check.detail = Some("not a regular file".into());
+                    let what = disk.get(*path).and_then(|(_, d)| d.clone());
+                    check.detail = what.or_else(|| Some("not a regular file".into()));
                 }
                 Some(Kind::File) => to_hash.push(files.len()),
             }
@@ -247,8 +250,7 @@ pub fn verify_within(
                 check.detail = Some("unlisted symlink pointing outside the folder".into());
             }
             Kind::File => to_hash.push(files.len()),
-            // Not a regular file, or a name that cannot be sealed.
-            Kind::Other => check.verdict = Verdict::Unreadable,
+            Kind::Special => check.verdict = Verdict::Unreadable,
             _ => {}
         }
         files.push(check);
@@ -494,8 +496,13 @@ fn walk(dir: &Path) -> anyhow::Result<BTreeMap<String, (Kind, Option<String>)>> 
                 _ => Kind::SymlinkOutside,
             }
         } else {
-            detail = crate::fsx::special_kind(&ft).map(|k| format!("not a regular file: {k}"));
-            Kind::Other
+            match crate::fsx::special_kind(&ft) {
+                Some(k) => {
+                    detail = Some(format!("not a regular file: {k}"));
+                    Kind::Special
+                }
+                None => Kind::Other,
+            }
         };
         let kind = if detail.is_some() && kind == Kind::File {
             Kind::Other

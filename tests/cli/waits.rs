@@ -66,6 +66,15 @@ fn a_named_pipe_in_a_campaign_is_refused_with_its_path() {
 }
 
 #[test]
+fn a_sealed_file_replaced_by_a_named_pipe_is_refused_with_its_path() {
+    let dir = fixture("minimal");
+    seal(&dir);
+    std::fs::remove_file(dir.join("artifacts/run.log")).unwrap();
+    mkfifo(&dir.join("artifacts/run.log"));
+    refused_everywhere(&dir, &["artifacts/run.log"]);
+}
+
+#[test]
 fn a_symlink_to_a_named_pipe_is_refused_with_its_path() {
     let dir = fixture("minimal");
     seal(&dir);
