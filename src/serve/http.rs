@@ -1,5 +1,5 @@
-//! The preview's HTTP side: map a request to a file of the built site (and
-//! nothing else), answer with the right content type and cache validators,
+//! The preview's HTTP side: refuse any Host but the preview's own, map a
+//! request to a file of the built site (and nothing else), answer with the right content type and cache validators,
 //! inject the live-reload script and the preview banner into HTML, and keep
 //! server-sent-event streams open for reloads.
 

@@ -2,7 +2,8 @@
 //! serve it on 127.0.0.1, rebuild when a campaign, template or asset
 //! changes, and tell open pages to reload. A failed rebuild keeps the last
 //! good site and shows the error over every page; the server never stops
-//! on a bad edit.
+//! on a bad edit. It stays private: only its own Host is answered, its
+//! threads are fixed in number, and banner and overlay are redacted.
 
 mod http;
 

@@ -1,6 +1,7 @@
 //! `exhibit serve`: a real headless Chromium (driven over the DevTools
 //! protocol) sees an edit appear without a manual reload, build errors show
-//! over the page and clear, and the HTTP side serves only the site.
+//! over the page and clear, and the HTTP side serves only the site, only
+//! to its own Host, with capped reload streams and a redacted banner.
 
 use super::browser::Browser;
 use super::*;
