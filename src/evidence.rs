@@ -131,6 +131,8 @@ enum Kind {
     File,
     Dir,
     SymlinkOutside,
+    /// A named pipe, socket or device: never opened.
+    Special,
     Other,
 }
 
@@ -216,9 +218,10 @@ pub fn verify_within(
                     check.verdict = Verdict::UnsafePath;
                     check.detail = Some("symlink pointing outside the folder".into());
                 }
-                Some(Kind::Other) => {
+                Some(Kind::Other | Kind::Special) => {
                     check.verdict = Verdict::Unreadable;
-                    check.detail = Some("not a regular file".into());
+                    let what = disk.get(*path).and_then(|(_, d)| d.clone());
+                    check.detail = what.or_else(|| Some("not a regular file".into()));
                 }
                 Some(Kind::File) => to_hash.push(files.len()),
             }
@@ -247,6 +250,7 @@ pub fn verify_within(
                 check.detail = Some("unlisted symlink pointing outside the folder".into());
             }
             Kind::File => to_hash.push(files.len()),
+            Kind::Special => check.verdict = Verdict::Unreadable,
             _ => {}
         }
         files.push(check);
@@ -409,7 +413,7 @@ fn hash_stable(
             .is_ok();
     // The file as opened is compared with the path as first seen: the
     // same inode, size and times, or it changed while being read.
-    let file = std::fs::File::open(path).map_err(io_reason)?;
+    let file = crate::fsx::open_regular(path).map_err(io_reason)?;
     let (sha, bytes, content) = if keep {
         // At most one byte more than measured: a file still growing is
         // caught below, not read whole.
@@ -492,7 +496,13 @@ fn walk(dir: &Path) -> anyhow::Result<BTreeMap<String, (Kind, Option<String>)>> 
                 _ => Kind::SymlinkOutside,
             }
         } else {
-            Kind::Other
+            match crate::fsx::special_kind(&ft) {
+                Some(k) => {
+                    detail = Some(format!("not a regular file: {k}"));
+                    Kind::Special
+                }
+                None => Kind::Other,
+            }
         };
         let kind = if detail.is_some() && kind == Kind::File {
             Kind::Other

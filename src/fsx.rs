@@ -1,11 +1,16 @@
-//! The one wrapper around `std::fs`: every I/O error names its path.
+//! The one wrapper around `std::fs`: every I/O error names its path, and
+//! every read opens a regular file only (a named pipe, socket or device,
+//! also behind a symlink, is refused instead of waited on).
 
 use anyhow::{Context, Result};
 use std::fs;
 use std::path::Path;
 
 pub fn read(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).with_context(|| format!("failed to read `{}`", path.display()))
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open(path)?, &mut bytes)
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    Ok(bytes)
 }
 
 pub fn read_to_string(path: &Path) -> Result<String> {
@@ -57,7 +62,92 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
 }
 
 pub fn open(path: &Path) -> Result<fs::File> {
-    fs::File::open(path).with_context(|| format!("failed to open `{}`", path.display()))
+    open_regular(path).map_err(|e| refusal(path, e))
+}
+
+/// What a file type is, in words, when it is neither a regular file nor a
+/// folder: `None` for those two (and for a symlink, not followed here).
+pub(crate) fn special_kind(ft: &fs::FileType) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return Some("a named pipe");
+        }
+        if ft.is_socket() {
+            return Some("a socket");
+        }
+        if ft.is_char_device() {
+            return Some("a character device");
+        }
+        if ft.is_block_device() {
+            return Some("a block device");
+        }
+    }
+    if ft.is_file() || ft.is_dir() || ft.is_symlink() {
+        None
+    } else {
+        Some("not a regular file")
+    }
+}
+
+/// Why a path (symlinks followed) is no file to read, or `None`.
+fn not_regular(meta: &fs::Metadata) -> Option<String> {
+    if meta.is_file() {
+        return None;
+    }
+    Some(match special_kind(&meta.file_type()) {
+        Some(k) => format!("not a regular file: {k}"),
+        None => "not a regular file".to_string(),
+    })
+}
+
+/// An error about `path`: a refused file type is evidence failing (exit 1).
+fn refusal(path: &Path, e: std::io::Error) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::InvalidInput {
+        crate::error::EvidenceFailed {
+            report: format!("refusing `{}`: {e}", path.display()),
+        }
+        .into()
+    } else {
+        anyhow::Error::new(e).context(format!("failed to open `{}`", path.display()))
+    }
+}
+
+/// Open `path` for reading if it is a regular file, symlinks followed.
+/// The type is checked before opening (opening a named pipe waits for a
+/// writer), the open does not block (the path may be swapped for a pipe
+/// in between), and the opened file is checked again (fstat).
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<fs::File> {
+    let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    if let Some(why) = not_regular(&fs::metadata(path)?) {
+        return Err(invalid(why));
+    }
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NONBLOCK);
+    let file = opts.open(path)?;
+    if let Some(why) = not_regular(&file.metadata()?) {
+        return Err(invalid(why));
+    }
+    Ok(file)
+}
+
+/// Refuse (exit 1, naming the path) what a folder walk finds that is not
+/// a folder or regular file, or a symlink to such a thing; a walk calls it
+/// for entries it would otherwise skip.
+pub(crate) fn refuse_special(path: &Path) -> Result<()> {
+    match fs::metadata(path) {
+        Ok(meta) if !meta.is_dir() => match not_regular(&meta) {
+            Some(why) => Err(crate::error::EvidenceFailed {
+                report: format!("refusing `{}`: {why}", path.display()),
+            }
+            .into()),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
 }
 
 pub fn create(path: &Path) -> Result<fs::File> {

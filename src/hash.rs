@@ -25,8 +25,7 @@ pub fn sha256_bytes(bytes: &[u8]) -> String {
 
 /// Hash a file by streaming it; returns (hex digest, bytes read).
 pub fn sha256_file(path: &Path) -> Result<(String, u64)> {
-    let mut file = std::fs::File::open(path)
-        .with_context(|| format!("failed to open `{}`", path.display()))?;
+    let mut file = crate::fsx::open(path)?;
     sha256_reader(&mut file).with_context(|| format!("failed to read `{}`", path.display()))
 }
 

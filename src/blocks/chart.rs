@@ -90,13 +90,57 @@ impl ChartSpec {
         for f in [&self.x.format, &self.y.format].into_iter().flatten() {
             Format::parse(f)?;
         }
+        for (name, v) in [("min", self.y.min), ("max", self.y.max)] {
+            if let Some(v) = v.filter(|v| !within_axis(*v)) {
+                return Err(format!(
+                    "chart y range: {name} {} is beyond the ±{MAX_AXIS:e} a chart can lay out",
+                    num(v)
+                ));
+            }
+        }
         if let (Some(lo), Some(hi)) = (self.y.min, self.y.max) {
             if lo >= hi {
-                return Err(format!("chart y range: min {lo} is not below max {hi}"));
+                return Err(format!(
+                    "chart y range: min {} is not below max {}",
+                    num(lo),
+                    num(hi)
+                ));
             }
+            check_span(lo, hi)?;
         }
         Ok(())
     }
+}
+
+/// The largest magnitude a y axis may reach. Beyond it (and for ranges
+/// whose width overflows) the tick layout loops for ever or draws nothing
+/// readable; benchmark numbers stay far below it.
+const MAX_AXIS: f64 = 1e18;
+
+fn within_axis(v: f64) -> bool {
+    v.is_finite() && v.abs() <= MAX_AXIS
+}
+
+/// A number for a message: huge and tiny ones in exponent form, not 300 digits.
+fn num(v: f64) -> String {
+    if v != 0.0 && !(1e-6..1e9).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// A range too narrow for its magnitude has ticks that all print the
+/// same label, and a step that float arithmetic cannot advance.
+fn check_span(lo: f64, hi: f64) -> Result<(), String> {
+    if hi - lo < lo.abs().max(hi.abs()) * 1e-9 {
+        return Err(format!(
+            "chart y range: {} to {} is too narrow for its magnitude to lay out ticks",
+            num(lo),
+            num(hi)
+        ));
+    }
+    Ok(())
 }
 
 /// The numbers a chart shows, taken from the records.
@@ -143,6 +187,12 @@ fn collect(spec: &ChartSpec, source: &Source) -> Result<Data, Problem> {
                     v.to_string()
                 ))
             })?;
+            if !within_axis(n) {
+                return Err(Problem::Here(format!(
+                    "record {label}: series `{}` value {} in `{}` is beyond the ±{MAX_AXIS:e} a chart can lay out",
+                    s.name, num(n), s.field
+                )));
+            }
             series.push(n);
             row.push(v);
         }
@@ -168,6 +218,18 @@ pub fn render(
         .map(Format::parse)
         .transpose()?
         .unwrap_or_default();
+    // The range drawn, data margins included, is checked again: values
+    // inside the limit may still put the top of the axis past it.
+    let (lo, hi) = y_range(spec, &data);
+    if !within_axis(lo) || !within_axis(hi) {
+        return Err(Problem::Here(format!(
+            "chart `{}`: the y axis would run from {} to {}, beyond the ±{MAX_AXIS:e} a chart can lay out",
+            spec.title,
+            num(lo),
+            num(hi)
+        )));
+    }
+    check_span(lo, hi).map_err(Problem::Here)?;
     let svg = draw(spec, &data, &y_fmt)
         .map_err(|e| Problem::Here(format!("chart `{}` could not be drawn: {e}", spec.title)))?;
     let svg = annotate(&svg, spec, &data, &ctx.chart_id);

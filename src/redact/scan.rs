@@ -224,7 +224,7 @@ fn locate(bytes: &[u8], hits: Vec<Hit>, mut line: usize) -> Vec<(usize, usize, H
 }
 
 pub fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
-    let f = std::fs::File::open(path)
+    let f = crate::fsx::open_regular(path)
         .map_err(|e| anyhow::anyhow!("failed to open `{}`: {e}", path.display()))?;
     scan_reader(det, f, View::of(path))
         .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))
@@ -502,6 +502,8 @@ pub fn scan_path_except(
                     rel.to_string_lossy().replace('\\', "/"),
                     entry.path().to_path_buf(),
                 ));
+            } else {
+                crate::fsx::refuse_special(entry.path())?;
             }
         }
         // In path order; sorting names here is cheaper than walkdir

@@ -1,5 +1,5 @@
-//! The preview's HTTP side: map a request to a file of the built site (and
-//! nothing else), answer with the right content type and cache validators,
+//! The preview's HTTP side: refuse any Host but the preview's own, map a
+//! request to a file of the built site (and nothing else), answer with the right content type and cache validators,
 //! inject the live-reload script and the preview banner into HTML, and keep
 //! server-sent-event streams open for reloads.
 
@@ -99,8 +99,77 @@ fn header(name: &str, value: &str) -> Header {
     Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("static header is valid")
 }
 
-/// Answer one request. Runs on its own thread; an event stream keeps it.
-pub fn handle(req: Request, shared: &Shared) {
+/// The most reload streams open at once; one more is refused with 503.
+/// Each holds a connection (and tiny_http's thread reading it), none of ours.
+pub const MAX_STREAMS: usize = 32;
+
+/// The open reload streams; one thread writes to all of them.
+#[derive(Default)]
+pub struct Streams {
+    open: std::sync::Mutex<Vec<Box<dyn Write + Send>>>,
+}
+
+impl Streams {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Box<dyn Write + Send>>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Send `reload` to every stream when a build finishes, a comment every
+    /// 15 s otherwise; a stream that cannot be written to is dropped.
+    pub fn broadcast(&self, shared: &Shared) -> ! {
+        let mut seen = shared.status().generation;
+        loop {
+            let generation = shared.wait_newer(seen, Duration::from_secs(15));
+            let msg = if generation != seen {
+                seen = generation;
+                format!("event: reload\ndata: {generation}\n\n")
+            } else {
+                ": ping\n\n".to_string()
+            };
+            self.lock()
+                .retain_mut(|w| w.write_all(msg.as_bytes()).and_then(|_| w.flush()).is_ok());
+        }
+    }
+}
+
+/// The Host values the preview answers: the address it listens on, by
+/// the loopback names when it is loopback, with the exact port. A page of
+/// another site that rebinds its own name to 127.0.0.1 sends its own name,
+/// so it is refused and cannot read the preview.
+pub fn allowed_hosts(bind: std::net::IpAddr, port: u16) -> Vec<String> {
+    let mut hosts = Vec::new();
+    if bind.is_loopback() || bind.is_unspecified() {
+        for h in ["127.0.0.1", "localhost", "[::1]"] {
+            hosts.push(format!("{h}:{port}"));
+        }
+    }
+    if !bind.is_loopback() {
+        hosts.push(match bind {
+            std::net::IpAddr::V6(a) => format!("[{a}]:{port}"),
+            std::net::IpAddr::V4(a) => format!("{a}:{port}"),
+        });
+    }
+    hosts
+}
+
+/// Answer one request on one of the preview's worker threads; an event
+/// stream is handed to [`Streams`] and the worker is free again.
+pub fn handle(req: Request, shared: &Shared, hosts: &[String], streams: &Streams) {
+    let host_ok = req
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("Host"))
+        .is_some_and(|h| {
+            hosts
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(h.value.as_str()))
+        });
+    if !host_ok {
+        let resp = Response::from_string("this preview answers only its own address\n")
+            .with_status_code(421);
+        let _ = req.respond(resp);
+        return;
+    }
     let url = req.url().to_string();
     let method = req.method().clone();
     if method != Method::Get && method != Method::Head {
@@ -112,7 +181,7 @@ pub fn handle(req: Request, shared: &Shared) {
     }
     let path = url.split('?').next().unwrap_or("");
     if path == EVENTS {
-        return events(req, &url, shared);
+        return events(req, &url, shared, streams);
     }
     if path == SCRIPT {
         let resp = Response::from_string(LIVE_JS)
@@ -257,33 +326,37 @@ pub fn inject(html: &str, status: &Status) -> String {
 
 /// A server-sent-event stream: `reload` when a build newer than the
 /// page's finishes (good or bad), a comment every 15 s to notice closed
-/// connections. The page says which build it shows (`?since=N`).
-fn events(req: Request, url: &str, shared: &Shared) {
+/// connections. The page says which build it shows (`?since=N`). Beyond
+/// [`MAX_STREAMS`] the stream is refused (the page retries later).
+fn events(req: Request, url: &str, shared: &Shared, streams: &Streams) {
     let since: u64 = url
         .split_once("since=")
         .and_then(|(_, v)| v.split('&').next())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let mut w = req.into_writer();
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
-    if w.write_all(head.as_bytes())
-        .and_then(|_| w.flush())
-        .is_err()
-    {
+    let mut open = streams.lock();
+    if open.len() >= MAX_STREAMS {
+        drop(open);
+        let resp = Response::from_string("too many reload streams\n")
+            .with_status_code(503)
+            .with_header(header("Retry-After", "5"));
+        let _ = req.respond(resp);
         return;
     }
-    let mut seen = since;
-    loop {
-        let generation = shared.wait_newer(seen, Duration::from_secs(15));
-        let msg = if generation != seen {
-            seen = generation;
-            format!("event: reload\ndata: {generation}\n\n")
-        } else {
-            ": ping\n\n".to_string()
-        };
-        if w.write_all(msg.as_bytes()).and_then(|_| w.flush()).is_err() {
-            return;
-        }
+    let mut w = req.into_writer();
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+    let mut first = head.to_string();
+    // Under the lock, so no build can finish between this check and the
+    // stream joining the list.
+    let generation = shared.status().generation;
+    if generation != since {
+        first.push_str(&format!("event: reload\ndata: {generation}\n\n"));
+    }
+    if w.write_all(first.as_bytes())
+        .and_then(|_| w.flush())
+        .is_ok()
+    {
+        open.push(w);
     }
 }
 
@@ -361,6 +434,16 @@ mod tests {
                 Resolved::File(s.join("c/index.html"))
             );
         }
+    }
+
+    #[test]
+    fn hosts_are_the_listening_address_with_its_port() {
+        let lo = allowed_hosts("127.0.0.1".parse().unwrap(), 8000);
+        assert_eq!(lo, ["127.0.0.1:8000", "localhost:8000", "[::1]:8000"]);
+        let lan = allowed_hosts("192.168.1.7".parse().unwrap(), 8001);
+        assert_eq!(lan, ["192.168.1.7:8001"]);
+        let v6 = allowed_hosts("fe80::1".parse().unwrap(), 9);
+        assert_eq!(v6, ["[fe80::1]:9"]);
     }
 
     #[test]

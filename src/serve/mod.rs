@@ -2,7 +2,8 @@
 //! serve it on 127.0.0.1, rebuild when a campaign, template or asset
 //! changes, and tell open pages to reload. A failed rebuild keeps the last
 //! good site and shows the error over every page; the server never stops
-//! on a bad edit.
+//! on a bad edit. It stays private: only its own Host is answered, its
+//! threads are fixed in number, and banner and overlay are redacted.
 
 mod http;
 
@@ -72,6 +73,9 @@ impl Shared {
 const QUIET: Duration = Duration::from_millis(15);
 const MAX_WAIT: Duration = Duration::from_millis(250);
 
+/// Threads answering requests: enough for a browser's parallel fetches.
+const WORKERS: usize = 4;
+
 pub fn serve(opts: &ServeOptions) -> Result<()> {
     let base = preview_base();
     remove_stale_previews(&base);
@@ -98,11 +102,14 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     cache.keep = true;
     let first = site::build_with(&build_opts, &mut cache)?;
     let site_dir = out.canonicalize().context("the preview folder vanished")?;
+    // The banner and the overlay are pages too: a private name or value in
+    // a file name or a quoted source line shows as its placeholder there.
+    let redactor = crate::redact::Redactor::new(crate::redact::Detector::builtin());
     let shared = Arc::new(Shared {
         status: Mutex::new(Status {
             site: site_dir,
             error: None,
-            unverified: first.unverified.clone(),
+            unverified: redacted(&redactor, &first.unverified),
             generation: 1,
         }),
         changed: Condvar::new(),
@@ -147,16 +154,28 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
         open_browser(&url);
     }
 
+    // A fixed set of workers answers requests; reload streams are written
+    // by one more thread, so no number of requests or open pages grows
+    // exhibit's own threads.
     let server = Arc::new(server);
-    {
-        let shared = Arc::clone(&shared);
-        let server = Arc::clone(&server);
+    let hosts: Arc<[String]> = http::allowed_hosts(opts.bind, port).into();
+    let streams = Arc::new(http::Streams::default());
+    for _ in 0..WORKERS {
+        let (shared, server, hosts, streams) = (
+            Arc::clone(&shared),
+            Arc::clone(&server),
+            Arc::clone(&hosts),
+            Arc::clone(&streams),
+        );
         std::thread::spawn(move || {
             for req in server.incoming_requests() {
-                let shared = Arc::clone(&shared);
-                std::thread::spawn(move || http::handle(req, &shared));
+                http::handle(req, &shared, &hosts, &streams);
             }
         });
+    }
+    {
+        let (shared, streams) = (Arc::clone(&shared), Arc::clone(&streams));
+        std::thread::spawn(move || streams.broadcast(&shared));
     }
 
     loop {
@@ -186,17 +205,25 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
                 println!("  ({} rendered, the others reused)", cache.rendered);
                 shared.update(|s| {
                     s.error = None;
-                    s.unverified = report.unverified;
+                    s.unverified = redacted(&redactor, &report.unverified);
                 });
             }
             Err(err) => {
                 let text = crate::error::describe(&err);
                 eprintln!("{text}");
                 eprintln!("(still serving the last good build)");
-                shared.update(|s| s.error = Some(text));
+                let shown = redactor.redact(&text).into_owned();
+                shared.update(|s| s.error = Some(shown));
             }
         }
     }
+}
+
+fn redacted(redactor: &crate::redact::Redactor, lines: &[String]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| redactor.redact(l).into_owned())
+        .collect()
 }
 
 /// Where the preview is written: memory-backed where the system has it

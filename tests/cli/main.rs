@@ -14,6 +14,7 @@ mod scale;
 mod serve;
 mod tamper;
 mod unguessable;
+mod waits;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,6 +1,7 @@
 //! `exhibit serve`: a real headless Chromium (driven over the DevTools
 //! protocol) sees an edit appear without a manual reload, build errors show
-//! over the page and clear, and the HTTP side serves only the site.
+//! over the page and clear, and the HTTP side serves only the site, only
+//! to its own Host, with capped reload streams and a redacted banner.
 
 use super::browser::Browser;
 use super::*;
@@ -446,5 +447,184 @@ fn a_file_added_then_removed_comes_and_goes_in_the_preview() {
     let want = fresh_build(&dir, "fresh-after-remove");
     wait("the preview differs from a fresh build", &|| {
         site_files(&server.preview) == want
+    });
+}
+
+/// GET `path` until its body satisfies `done` (30 s at most); the body.
+fn wait_page(addr: &str, path: &str, what: &str, done: &dyn Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, _, body) = get(addr, path);
+        let body = String::from_utf8_lossy(&body).into_owned();
+        if done(&body) {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "{what}:\n{body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_preview_answers_only_requests_for_its_own_address() {
+    let dir = served_campaign();
+    let server = Server::start(&dir);
+    let addr = server.addr();
+    let port = addr.rsplit(':').next().unwrap().to_string();
+    let ask = |host: &str| {
+        http(
+            &addr,
+            &format!("GET /minimal/ HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+        )
+    };
+    // A page of evil.example whose name was rebound to 127.0.0.1 sends
+    // its own name: refused, and nothing of the site comes back.
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_string(),
+        format!("127.0.0.1:{}", port.parse::<u16>().unwrap() + 1),
+        format!("127.0.0.1.evil.example:{port}"),
+    ] {
+        let (code, _, body) = ask(&host);
+        assert_eq!(code, 421, "{host}");
+        let body = String::from_utf8_lossy(&body);
+        assert!(
+            !body.contains("minimal") && !body.contains("<"),
+            "{host}: {body}"
+        );
+    }
+    let (code, _, _) = http(&addr, "GET /minimal/ HTTP/1.0\r\n\r\n");
+    assert_eq!(code, 421, "no Host at all");
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("LocalHost:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        let (code, _, body) = ask(&host);
+        assert_eq!(code, 200, "{host}");
+        assert!(String::from_utf8_lossy(&body).contains("Decode by context"));
+    }
+}
+
+fn threads(pid: u32) -> usize {
+    read(Path::new(&format!("/proc/{pid}/status")))
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("Threads in /proc/PID/status")
+}
+
+#[test]
+fn reload_streams_are_capped_and_take_no_thread_of_their_own() {
+    const CAP: usize = 32;
+    let dir = served_campaign();
+    let server = Server::start(&dir);
+    let addr = server.addr();
+    let pid = server.child.id();
+    let (code, _, _) = get(&addr, "/");
+    assert_eq!(code, 200);
+    let before = threads(pid);
+    let mut open = Vec::new();
+    let mut refused = 0;
+    for _ in 0..CAP + 8 {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            s,
+            "GET /__exhibit/events?since=1 HTTP/1.1\r\nHost: {addr}\r\n\r\n"
+        )
+        .unwrap();
+        let mut line = String::new();
+        let mut r = BufReader::new(s.try_clone().unwrap());
+        r.read_line(&mut line).unwrap();
+        if line.starts_with("HTTP/1.1 503") {
+            refused += 1;
+        } else {
+            assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+        }
+        open.push(s);
+    }
+    assert_eq!(refused, 8, "streams beyond the cap are refused");
+    // Each open connection holds tiny_http's reading thread; exhibit adds
+    // none per stream (it used to add two).
+    let grown = threads(pid).saturating_sub(before);
+    assert!(
+        grown <= CAP + 8 + 2,
+        "{grown} threads more for {} connections",
+        CAP + 8
+    );
+    // The server still answers, and a stream sees the next build.
+    let (code, _, _) = get(&addr, "/minimal/");
+    assert_eq!(code, 200);
+    let notes = dir.join("notes.md");
+    std::fs::write(&notes, read(&notes) + "\nOne more line.\n").unwrap();
+    let mut r = BufReader::new(open[0].try_clone().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("event: reload") {
+        let mut line = String::new();
+        assert!(r.read_line(&mut line).unwrap() > 0, "the stream closed");
+        seen.push_str(&line);
+    }
+}
+
+#[test]
+fn the_banner_and_the_overlay_show_private_names_and_values_redacted() {
+    let dir = fixture("minimal");
+    let log = dir.join("artifacts/db01.internal-iostat.log");
+    std::fs::write(&log, "iostat ok\n").unwrap();
+    seal(&dir);
+    let server = Server::start(&dir);
+    let addr = server.addr();
+    std::fs::write(&log, "iostat changed\n").unwrap();
+    let page = wait_page(&addr, "/minimal/", "no banner", &|b| {
+        b.contains("exhibit-unverified")
+    });
+    assert!(!page.contains("db01"), "{page}");
+    assert!(
+        page.contains("artifacts/[private-endpoint-1]-iostat.log: modified"),
+        "{page}"
+    );
+
+    let index = dir.join("index.md");
+    let good = read(&index);
+    std::fs::write(
+        &index,
+        good.replace(
+            "\"title\": \"Decode by context\",",
+            "\"title\": \"Decode on 10.20.30.40\", oops",
+        ),
+    )
+    .unwrap();
+    let page = wait_page(&addr, "/minimal/", "no overlay", &|b| {
+        b.contains("exhibit-error")
+    });
+    assert!(!page.contains("10.20.30.40"), "{page}");
+    assert!(page.contains("Decode on [private-endpoint-"), "{page}");
+    assert!(page.contains("index.md:21:37"), "{page}");
+}
+
+#[test]
+fn a_named_pipe_shows_in_the_overlay_and_rebuilding_goes_on_once_it_is_gone() {
+    let dir = served_campaign();
+    let server = Server::start(&dir);
+    let addr = server.addr();
+    let pipe = dir.join("artifacts/pipe.log");
+    let o = run(std::process::Command::new("mkfifo").arg(&pipe));
+    assert!(o.status.success());
+    let page = wait_page(&addr, "/minimal/", "no overlay for the pipe", &|b| {
+        b.contains("exhibit-error")
+    });
+    assert!(
+        page.contains("artifacts/pipe.log") && page.contains("a named pipe"),
+        "{page}"
+    );
+    std::fs::remove_file(&pipe).unwrap();
+    wait_page(&addr, "/minimal/", "the overlay stayed", &|b| {
+        !b.contains("exhibit-error")
+    });
+    let cells = dir.join("data/cells.json");
+    std::fs::write(&cells, read(&cells).replace("112.07", "118.40")).unwrap();
+    wait_page(&addr, "/minimal/", "the next edit never showed", &|b| {
+        b.contains("118.40")
     });
 }
