@@ -219,10 +219,15 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     }
 }
 
+/// Banner lines (`campaign/path: verdict`), the path read as a name is
+/// (`db01.internal.log` names a host).
 fn redacted(redactor: &crate::redact::Redactor, lines: &[String]) -> Vec<String> {
     lines
         .iter()
-        .map(|l| redactor.redact(l).into_owned())
+        .map(|l| match l.rsplit_once(": ") {
+            Some((path, verdict)) => format!("{}: {verdict}", redactor.redact_name(path)),
+            None => redactor.redact(l).into_owned(),
+        })
         .collect()
 }
 

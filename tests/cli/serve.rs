@@ -599,7 +599,7 @@ fn the_banner_and_the_overlay_show_private_names_and_values_redacted() {
         b.contains("exhibit-error")
     });
     assert!(!page.contains("10.20.30.40"), "{page}");
-    assert!(page.contains("Decode on [private-endpoint-"), "{page}");
+    assert!(page.contains("Decode on [private-endpoint"), "{page}");
     assert!(page.contains("index.md:21:37"), "{page}");
 }
 
