@@ -33,6 +33,10 @@ pub enum Command {
         /// Also write OUT/<id>/<id>.html: the whole campaign in one self-contained file
         #[arg(long)]
         single_file: bool,
+        /// Refuse to build unless the manifest has this SHA-256 (`ID=SHA256`
+        /// for each campaign of a root of several); repeatable
+        #[arg(long, value_name = "[ID=]SHA256")]
+        expect: Vec<crate::verify::Pin>,
     },
     /// Check every file of a campaign (or a published site) against its manifest
     Verify {
@@ -40,6 +44,10 @@ pub enum Command {
         /// Machine-readable report on stdout
         #[arg(long)]
         json: bool,
+        /// Fail unless the manifest has this SHA-256 (`ID=SHA256` for each
+        /// campaign of a site of several); repeatable
+        #[arg(long, value_name = "[ID=]SHA256")]
+        expect: Vec<crate::verify::Pin>,
     },
     /// Scan a folder or file for private values; exit 1 if any is found
     Scan {
@@ -86,6 +94,7 @@ pub fn run(cli: Cli) -> Result<()> {
             out,
             theme,
             single_file,
+            expect,
         } => {
             let report = crate::site::build(&crate::site::BuildOptions {
                 root,
@@ -93,6 +102,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 theme,
                 preview: false,
                 single_file,
+                expect,
             })?;
             println!(
                 "built {} campaign{} ({} pages, {} files verified) into {}",
@@ -104,8 +114,8 @@ pub fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Command::Verify { path, json } => {
-            let all = crate::verify::verify(&path)?;
+        Command::Verify { path, json, expect } => {
+            let all = crate::verify::verify(&path, &expect)?;
             if json {
                 print!("{}", crate::verify::to_json(&all)?);
             } else {

@@ -41,7 +41,9 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
         sha256: String::new(),
         bytes: 0,
     });
-    let ev = evidence::verify(dir, listed, &[name.as_str()])?;
+    let budget = std::sync::atomic::AtomicU64::new(evidence::KEEP_TOTAL);
+    let opts = evidence::campaign_options(dir);
+    let ev = evidence::verify_with(dir, listed, &[name.as_str()], &budget, &opts)?;
 
     let bad: Vec<_> = ev
         .files

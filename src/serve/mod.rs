@@ -85,6 +85,7 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
         theme: opts.theme.clone(),
         preview: true,
         single_file: false,
+        expect: Vec::new(),
     };
     // The first build must work: there is nothing to fall back on.
     let started = Instant::now();
