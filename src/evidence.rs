@@ -115,14 +115,24 @@ impl Evidence {
     pub fn problems(&self) -> String {
         let mut out = String::new();
         for f in self.files.iter().filter(|f| f.verdict != Verdict::Ok) {
-            let path = self.dir.join(&f.path);
-            out.push_str(&format!("  {:<15} {}", f.verdict.as_str(), path.display()));
+            let path = shown(&self.dir.join(&f.path).display().to_string());
+            out.push_str(&format!("  {:<15} {path}", f.verdict.as_str()));
             if let Some(d) = &f.detail {
                 out.push_str(&format!(" ({d})"));
             }
             out.push('\n');
         }
         out
+    }
+}
+
+/// A path as printed: control characters (a newline, an escape sequence
+/// that would repaint the terminal) escaped.
+pub fn shown(path: &str) -> String {
+    if path.chars().any(char::is_control) {
+        path.escape_debug().to_string()
+    } else {
+        path.to_string()
     }
 }
 
@@ -403,17 +413,35 @@ fn refuse_lookalikes(
         .collect();
     for names in groups.values().filter(|g| g.len() > 1) {
         for &name in names {
+            let first = names.iter().find(|o| **o != name).copied().unwrap_or("");
+            let how = crate::campaign::how_alike(name, first);
+            // Forms that look the same are shown by code point.
+            let show = |n: &str| -> String {
+                if how.contains("normalisation") {
+                    n.chars()
+                        .map(|c| {
+                            if c.is_ascii() {
+                                c.to_string()
+                            } else {
+                                format!("\\u{{{:x}}}", u32::from(c))
+                            }
+                        })
+                        .collect()
+                } else {
+                    n.to_string()
+                }
+            };
             let others: Vec<String> = names
                 .iter()
                 .filter(|o| **o != name)
-                .map(|o| format!("`{o}`"))
+                .map(|o| format!("`{}`", show(o)))
                 .collect();
-            let first = names.iter().find(|o| **o != name).copied().unwrap_or("");
-            let detail = format!(
-                "{} {}",
-                others.join(", "),
-                crate::campaign::how_alike(name, first)
-            );
+            let detail = if how.contains("normalisation") {
+                let how = how.replace("differs", "differ");
+                format!("`{}` and {} {how}", show(name), others.join(", "))
+            } else {
+                format!("{} {how}", others.join(", "))
+            };
             let i = *at.entry(name.to_string()).or_insert_with(|| {
                 files.push(FileCheck {
                     path: name.to_string(),

@@ -58,7 +58,7 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
             report.push_str(&format!(
                 "  {:<15} {}",
                 f.verdict.as_str(),
-                dir.join(&f.path).display()
+                evidence::shown(&dir.join(&f.path).display().to_string())
             ));
             if let Some(d) = &f.detail {
                 report.push_str(&format!(" ({d})"));
@@ -82,7 +82,7 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
             Verdict::UnsafePath => "removed",
             Verdict::Unreadable => "unreadable",
         };
-        changes.push_str(&format!("  {what:<12} {}\n", f.path));
+        changes.push_str(&format!("  {what:<12} {}\n", evidence::shown(&f.path)));
     }
     if existing.is_some() && changes.is_empty() {
         return Ok(SealReport {

@@ -342,7 +342,7 @@ pub fn to_text(all: &[Evidence]) -> String {
             out.push_str(&format!(
                 "  {:<15} {:<width$}  {:>12}  {}",
                 f.verdict.as_str(),
-                f.path,
+                evidence::shown(&f.path),
                 bytes,
                 sha
             ));
