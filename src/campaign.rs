@@ -200,8 +200,17 @@ pub fn load(dir: &Path) -> Result<Campaign> {
     let path = dir.join(META_NAME);
     let bytes = crate::fsx::read(&path)?;
     let meta_sha256 = crate::hash::sha256_bytes(&bytes);
-    let text = String::from_utf8(bytes)
-        .map_err(|_| InputError::new(&path, 0, 0, format!("{META_NAME} is not valid UTF-8")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        // Positioned at the first byte that is not UTF-8.
+        let offset = e.utf8_error().valid_up_to();
+        let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+        InputError::at_offset(
+            &path,
+            &lossy,
+            offset,
+            format!("{META_NAME} is not valid UTF-8"),
+        )
+    })?;
     let meta: Meta =
         serde_json::from_str(&text).map_err(|e| InputError::json(&path, &text, 0, &e))?;
     check(&path, &text, &meta)?;
@@ -421,14 +430,30 @@ mod tests {
     #[test]
     fn windows_names() {
         for bad in [
-            "CON", "nul.txt", "a/COM1", "lpt9.log", "com\u{b9}", "a:b", "x.", "x ", "q?", "<a>",
-            "p|q", "s*", "\"q\"", "a\tb", "a\\b",
+            "CON",
+            "nul.txt",
+            "a/COM1",
+            "lpt9.log",
+            "com\u{b9}",
+            "a:b",
+            "x.",
+            "x ",
+            "q?",
+            "<a>",
+            "p|q",
+            "s*",
+            "\"q\"",
+            "a\tb",
+            "a\\b",
         ] {
             assert!(name_problem(bad).is_some(), "{bad:?}");
         }
         for good in ["console.txt", "com10", "a/b.c", "nullable", ".hidden"] {
             assert_eq!(name_problem(good), None, "{good:?}");
         }
-        assert_eq!(fold_name("Re\u{301}sume\u{301}"), fold_name("r\u{e9}sum\u{e9}"));
+        assert_eq!(
+            fold_name("Re\u{301}sume\u{301}"),
+            fold_name("r\u{e9}sum\u{e9}")
+        );
     }
 }

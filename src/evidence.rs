@@ -202,13 +202,20 @@ pub fn verify_with(
 ) -> anyhow::Result<Evidence> {
     let mut disk = walk(dir, opts)?;
     for e in &manifest.entries {
-        let under_skipped = opts
-            .listed_only
-            .iter()
-            .any(|d| e.path.strip_prefix(d.as_str()).is_some_and(|r| r.starts_with('/')));
+        let under_skipped = opts.listed_only.iter().any(|d| {
+            e.path
+                .strip_prefix(d.as_str())
+                .is_some_and(|r| r.starts_with('/'))
+        });
         if under_skipped && !disk.contains_key(&e.path) && unsafe_reason(&e.path, "").is_none() {
             if let Ok(m) = std::fs::symlink_metadata(dir.join(&e.path)) {
-                let kind = kind_of(&dir.join(&e.path), m.file_type(), &e.path, &canonical(dir)?, opts);
+                let kind = kind_of(
+                    &dir.join(&e.path),
+                    m.file_type(),
+                    &e.path,
+                    &canonical(dir)?,
+                    opts,
+                );
                 disk.insert(e.path.clone(), (kind, None));
             }
         }
@@ -400,7 +407,11 @@ fn refuse_lookalikes(
     listed: &BTreeMap<&str, Vec<&crate::manifest::Entry>>,
 ) {
     let mut groups: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
-    for name in disk.keys().map(String::as_str).chain(listed.keys().copied()) {
+    for name in disk
+        .keys()
+        .map(String::as_str)
+        .chain(listed.keys().copied())
+    {
         groups
             .entry(crate::campaign::fold_name(name))
             .or_default()

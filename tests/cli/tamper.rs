@@ -155,7 +155,10 @@ fn names_differing_only_in_case() {
 
 #[test]
 fn names_differing_only_in_unicode_normalisation() {
-    let (nfc, nfd) = ("artifacts/r\u{e9}sum\u{e9}.log", "artifacts/re\u{301}sume\u{301}.log");
+    let (nfc, nfd) = (
+        "artifacts/r\u{e9}sum\u{e9}.log",
+        "artifacts/re\u{301}sume\u{301}.log",
+    );
     let dir = sealed_with(&[nfc, nfd]);
     let (c, d) = (
         "`artifacts/r\\u{e9}sum\\u{e9}.log`",
@@ -419,7 +422,11 @@ fn failed_build_leaves_no_staging_folder() {
     let before = tree(&out);
     let o = build(&dir, &out);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(!staging.exists(), "the failed build left {}", staging.display());
+    assert!(
+        !staging.exists(),
+        "the failed build left {}",
+        staging.display()
+    );
     assert_eq!(before, tree(&out));
     // A staging folder an interrupted build left is removed by the next.
     std::fs::remove_file(&old).unwrap();
