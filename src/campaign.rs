@@ -26,6 +26,10 @@ pub struct Meta {
     pub pages: Vec<PageRef>,
     #[serde(default)]
     pub redaction: Policy,
+    /// Symlinks inside the campaign (exact paths) that may be published,
+    /// as copies of what they point to; any other symlink is refused.
+    #[serde(default)]
+    pub symlinks: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -48,10 +52,6 @@ pub struct Policy {
     /// without being scanned.
     #[serde(default)]
     pub binary: Vec<String>,
-    /// Symlinks inside the campaign (exact paths) that may be published,
-    /// as copies of what they point to; any other symlink is refused.
-    #[serde(default)]
-    pub symlinks: Vec<String>,
 }
 
 impl Policy {

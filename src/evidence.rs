@@ -150,7 +150,7 @@ enum Kind {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Symlinks inside the folder that count as the file they point to
-    /// (a campaign policy's `redaction.symlinks`); others are refused.
+    /// (campaign.json's `symlinks`); others are refused.
     pub symlinks: Vec<String>,
     /// Folders whose contents are checked only where the manifest lists
     /// them (a site's campaign folders, which their own SHA256SUMS covers).
@@ -162,7 +162,7 @@ pub struct Options {
 /// none (its own check reports it).
 pub fn campaign_options(dir: &Path) -> Options {
     let symlinks = crate::campaign::load(dir)
-        .map(|c| c.meta.redaction.symlinks)
+        .map(|c| c.meta.symlinks)
         .unwrap_or_default();
     Options {
         symlinks,
@@ -396,7 +396,7 @@ fn judge(f: &mut FileCheck, sha: &str, bytes: u64) {
 }
 
 const SYMLINK_INSIDE: &str =
-    "symlink inside the folder; list it in the policy's `symlinks` to publish a copy";
+    "symlink inside the folder; list it in campaign.json's `symlinks` to publish a copy";
 
 /// Names that a case-insensitive or normalising disk (or archive) takes
 /// for one are refused, each naming the others: which file a reader gets
@@ -406,23 +406,29 @@ fn refuse_lookalikes(
     disk: &BTreeMap<String, (Kind, Option<String>)>,
     listed: &BTreeMap<&str, Vec<&crate::manifest::Entry>>,
 ) {
-    let mut groups: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
-    for name in disk
-        .keys()
-        .map(String::as_str)
-        .chain(listed.keys().copied())
-    {
-        groups
-            .entry(crate::campaign::fold_name(name))
-            .or_default()
-            .insert(name);
+    // Names on disk are grouped apart from names in the manifest: a
+    // manifest's `notes.md` beside a disk's `Notes.md` is a rename (missing
+    // plus unlisted, noted as such), not two files.
+    let mut groups: Vec<BTreeSet<&str>> = Vec::new();
+    for names in [
+        disk.keys().map(String::as_str).collect::<Vec<_>>(),
+        listed.keys().copied().collect(),
+    ] {
+        let mut by_fold: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+        for name in names {
+            by_fold
+                .entry(crate::campaign::fold_name(name))
+                .or_default()
+                .insert(name);
+        }
+        groups.extend(by_fold.into_values());
     }
     let mut at: std::collections::HashMap<String, usize> = files
         .iter()
         .enumerate()
         .map(|(i, f)| (f.path.clone(), i))
         .collect();
-    for names in groups.values().filter(|g| g.len() > 1) {
+    for names in groups.iter().filter(|g| g.len() > 1) {
         for &name in names {
             let first = names.iter().find(|o| **o != name).copied().unwrap_or("");
             let how = crate::campaign::how_alike(name, first);

@@ -79,7 +79,7 @@ pub fn verify_campaign(c: &Campaign, budget: &std::sync::atomic::AtomicU64) -> R
     let m = manifest::load(&c.dir)?;
     let name = m.name.clone();
     let opts = evidence::Options {
-        symlinks: c.meta.redaction.symlinks.clone(),
+        symlinks: c.meta.symlinks.clone(),
         ..Default::default()
     };
     evidence::verify_with(&c.dir, m, &[name.as_str()], budget, &opts)

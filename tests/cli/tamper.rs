@@ -227,17 +227,17 @@ fn windows_reserved_names_and_characters() {
 }
 
 #[test]
-fn in_root_symlink_refused_unless_the_policy_lists_it() {
+fn in_root_symlink_refused_unless_campaign_json_lists_it() {
     let dir = sealed_with(&[]);
     std::os::unix::fs::symlink("run.log", dir.join("artifacts/link.log")).unwrap();
     refused_everywhere(
         &dir,
-        &["artifacts/link.log (symlink inside the folder; list it in the policy's `symlinks` to publish a copy)".into()],
+        &["artifacts/link.log (symlink inside the folder; list it in campaign.json's `symlinks` to publish a copy)".into()],
     );
     // Allowed by path: sealed and published as a regular copy.
     let meta = read(&dir.join("campaign.json")).replacen(
         "\"pages\"",
-        "\"redaction\": { \"symlinks\": [\"artifacts/link.log\"] },\n  \"pages\"",
+        "\"symlinks\": [\"artifacts/link.log\"],\n  \"pages\"",
         1,
     );
     std::fs::write(dir.join("campaign.json"), meta).unwrap();
@@ -274,7 +274,7 @@ fn rewritten_manifest_caught_by_expect() {
     let o = run(exhibit().arg("verify").arg(&dir).arg("--expect").arg(&pin));
     assert_eq!(stderr(&o), "error: verification failed: 6 ok, 1 modified\n");
     assert_eq!(o.status.code(), Some(1));
-    assert!(stdout(&o).contains(&format!("  modified        manifest.json")));
+    assert!(stdout(&o).contains("  modified        manifest.json"));
     assert!(stdout(&o).contains(&format!("({why})\n")), "{}", stdout(&o));
 
     let out = dir.parent().unwrap().join("site");
