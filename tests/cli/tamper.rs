@@ -258,6 +258,16 @@ fn sha256_of(path: &Path) -> String {
     exhibit::hash::sha256_bytes(&std::fs::read(path).unwrap())
 }
 
+fn build_expecting(dir: &Path, out: &Path, pin: impl AsRef<std::ffi::OsStr>) -> Output {
+    run(exhibit()
+        .arg("build")
+        .arg(dir)
+        .arg("-o")
+        .arg(out)
+        .arg("--expect")
+        .arg(pin))
+}
+
 #[test]
 fn rewritten_manifest_caught_by_expect() {
     let dir = sealed_with(&[]);
@@ -279,13 +289,7 @@ fn rewritten_manifest_caught_by_expect() {
 
     let out = dir.parent().unwrap().join("site");
     for pin_arg in [pin.clone(), format!("minimal={pin}")] {
-        let o = run(exhibit()
-            .arg("build")
-            .arg(&dir)
-            .arg("-o")
-            .arg(&out)
-            .arg("--expect")
-            .arg(&pin_arg));
+        let o = build_expecting(&dir, &out, &pin_arg);
         assert_eq!(
             stderr(&o),
             format!(
@@ -297,26 +301,14 @@ fn rewritten_manifest_caught_by_expect() {
         assert!(!out.exists());
     }
     // A pin naming no campaign here checks nothing: bad usage.
-    let o = run(exhibit()
-        .arg("build")
-        .arg(&dir)
-        .arg("-o")
-        .arg(&out)
-        .arg("--expect")
-        .arg(format!("other={now}")));
+    let o = build_expecting(&dir, &out, format!("other={now}"));
     assert_eq!(
         stderr(&o),
         "error: --expect names the campaign `other`, which is not here (campaigns: minimal)\n"
     );
     assert_eq!(o.status.code(), Some(2));
     // The honest pin builds, and verifies the site.
-    let o = run(exhibit()
-        .arg("build")
-        .arg(&dir)
-        .arg("-o")
-        .arg(&out)
-        .arg("--expect")
-        .arg(&now));
+    let o = build_expecting(&dir, &out, &now);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = run(exhibit().arg("verify").arg(&out).arg("--expect").arg(&now));
     assert!(o.status.success(), "{}", stderr(&o));
