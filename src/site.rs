@@ -907,15 +907,20 @@ impl Site<'_> {
             e.manifest.sha256.clone(),
             mode,
         ));
-        let mut taken: BTreeSet<String> =
-            rendered.emitted.iter().map(|em| em.rel.clone()).collect();
+        // Compared as a case-insensitive disk would (`Audit.json` is
+        // `audit.json` there).
+        let mut taken: BTreeSet<String> = rendered
+            .emitted
+            .iter()
+            .map(|em| campaign::fold_name(&em.rel))
+            .collect();
         taken.extend([
-            "manifest.html".to_string(),
-            "audit.json".to_string(),
-            manifest::SUMS_NAME.to_string(),
+            campaign::fold_name("manifest.html"),
+            campaign::fold_name("audit.json"),
+            campaign::fold_name(manifest::SUMS_NAME),
         ]);
         for (published, original, _, _) in &copies {
-            if !taken.insert(published.clone()) {
+            if !taken.insert(campaign::fold_name(published)) {
                 return Err(InputError::new(&c.path(original), 0, 0, format!("`{published}` would collide with another file of the published campaign; rename this file")).into());
             }
         }
@@ -954,7 +959,7 @@ impl Site<'_> {
 
         let single = if self.single_file {
             let name = format!("{}.html", c.public.id);
-            if !taken.insert(name.clone()) {
+            if !taken.insert(campaign::fold_name(&name)) {
                 return Err(InputError::new(&c.path(campaign::META_NAME), 0, 0, format!("the single file `{name}` would replace a page or file of the campaign; rename that page")).into());
             }
             Some((name, self.single_file(i, &copied, &rendered, sink)?))

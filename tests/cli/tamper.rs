@@ -429,3 +429,21 @@ fn failed_build_leaves_no_staging_folder() {
     assert!(!staging.exists());
     assert!(!out.join("minimal/stale.html").exists());
 }
+
+#[test]
+fn campaign_file_differing_from_a_generated_one_only_in_case() {
+    let dir = fixture("minimal");
+    std::fs::write(dir.join("Audit.json"), "{}").unwrap();
+    seal(&dir);
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: `Audit.json` would collide with another file of the published campaign; rename this file\n  --> {}\n",
+            dir.join("Audit.json").display()
+        )
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out.exists());
+}
