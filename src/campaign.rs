@@ -26,6 +26,10 @@ pub struct Meta {
     pub pages: Vec<PageRef>,
     #[serde(default)]
     pub redaction: Policy,
+    /// Symlinks inside the campaign (exact paths) that may be published,
+    /// as copies of what they point to; any other symlink is refused.
+    #[serde(default)]
+    pub symlinks: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -196,8 +200,17 @@ pub fn load(dir: &Path) -> Result<Campaign> {
     let path = dir.join(META_NAME);
     let bytes = crate::fsx::read(&path)?;
     let meta_sha256 = crate::hash::sha256_bytes(&bytes);
-    let text = String::from_utf8(bytes)
-        .map_err(|_| InputError::new(&path, 0, 0, format!("{META_NAME} is not valid UTF-8")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        // Positioned at the first byte that is not UTF-8.
+        let offset = e.utf8_error().valid_up_to();
+        let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+        InputError::at_offset(
+            &path,
+            &lossy,
+            offset,
+            format!("{META_NAME} is not valid UTF-8"),
+        )
+    })?;
     let meta: Meta =
         serde_json::from_str(&text).map_err(|e| InputError::json(&path, &text, 0, &e))?;
     check(&path, &text, &meta)?;
@@ -227,6 +240,15 @@ fn check(path: &Path, text: &str, meta: &Meta) -> Result<()> {
             .is_some_and(|c| c.is_ascii_alphanumeric());
     if !id_ok {
         return Err(at("id", format!("id `{}` must be lowercase letters, digits and `-`, starting with a letter or digit", meta.id)));
+    }
+    if is_reserved_device(&meta.id) {
+        return Err(at(
+            "id",
+            format!(
+                "id `{}` is a reserved device name on Windows; the campaign folder could not be opened there",
+                meta.id
+            ),
+        ));
     }
     if !is_date(&meta.date) {
         return Err(at(
@@ -292,6 +314,81 @@ fn check(path: &Path, text: &str, meta: &Meta) -> Result<()> {
     Ok(())
 }
 
+/// Why a relative `/` path cannot be published under one meaning on every
+/// disk and archive: a component Windows reserves or cannot hold. The
+/// reason names the component.
+pub(crate) fn name_problem(path: &str) -> Option<String> {
+    for part in path.split('/') {
+        if let Some(c) = part.chars().find(|c| c.is_control()) {
+            return Some(format!(
+                "`{}` holds the control character U+{:04X}",
+                part.escape_debug(),
+                u32::from(c)
+            ));
+        }
+        if let Some(c) = part.chars().find(|c| WINDOWS_FORBIDDEN.contains(c)) {
+            return Some(format!(
+                "`{part}` holds `{c}`, which Windows does not allow in a file name"
+            ));
+        }
+        if part.ends_with('.') && part != "." && part != ".." {
+            return Some(format!(
+                "`{part}` ends with a dot, which Windows drops from a file name"
+            ));
+        }
+        if part.ends_with(' ') {
+            return Some(format!(
+                "`{part}` ends with a space, which Windows drops from a file name"
+            ));
+        }
+        if is_reserved_device(part) {
+            return Some(format!(
+                "`{part}` is a reserved device name on Windows (whatever its extension)"
+            ));
+        }
+    }
+    None
+}
+
+/// Characters Windows refuses in a file name (`/` separates components;
+/// `\\` would be read as a separator there).
+const WINDOWS_FORBIDDEN: &[char] = &['<', '>', ':', '"', '|', '?', '*', '\\'];
+
+/// `CON`, `nul.txt`, `COM1.log`: Windows opens the device, not the file,
+/// whatever the case and extension (and spaces before the extension).
+fn is_reserved_device(part: &str) -> bool {
+    let stem = part.split('.').next().unwrap_or("").trim_end_matches(' ');
+    let upper = stem.to_uppercase();
+    match upper.as_str() {
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
+        _ => {
+            let mut chars = upper.chars();
+            let head: String = chars.by_ref().take(3).collect();
+            let rest: Vec<char> = chars.collect();
+            (head == "COM" || head == "LPT")
+                && rest.len() == 1
+                && matches!(rest[0], '0'..='9' | '\u{b9}' | '\u{b2}' | '\u{b3}')
+        }
+    }
+}
+
+/// The form two names share when a case-insensitive or normalising disk
+/// would take them for one: NFC, then lower case.
+pub(crate) fn fold_name(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.nfc().collect::<String>().to_lowercase()
+}
+
+/// How two different names that fold alike differ, for messages.
+pub(crate) fn how_alike(a: &str, b: &str) -> &'static str {
+    use unicode_normalization::UnicodeNormalization;
+    if a.nfc().eq(b.nfc()) {
+        "differs only in Unicode normalisation"
+    } else {
+        "differs only in case"
+    }
+}
+
 fn is_date(s: &str) -> bool {
     let b = s.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
@@ -328,5 +425,35 @@ mod tests {
         assert!(is_date("2026-09-08"));
         assert!(!is_date("2026-13-08"));
         assert!(!is_date("26-09-08"));
+    }
+
+    #[test]
+    fn windows_names() {
+        for bad in [
+            "CON",
+            "nul.txt",
+            "a/COM1",
+            "lpt9.log",
+            "com\u{b9}",
+            "a:b",
+            "x.",
+            "x ",
+            "q?",
+            "<a>",
+            "p|q",
+            "s*",
+            "\"q\"",
+            "a\tb",
+            "a\\b",
+        ] {
+            assert!(name_problem(bad).is_some(), "{bad:?}");
+        }
+        for good in ["console.txt", "com10", "a/b.c", "nullable", ".hidden"] {
+            assert_eq!(name_problem(good), None, "{good:?}");
+        }
+        assert_eq!(
+            fold_name("Re\u{301}sume\u{301}"),
+            fold_name("r\u{e9}sum\u{e9}")
+        );
     }
 }

@@ -37,6 +37,10 @@ pub enum Command {
         /// commitment to its sealed original [env: EXHIBIT_KEY_FILE, or the key in EXHIBIT_KEY]
         #[arg(long, value_name = "FILE")]
         key_file: Option<PathBuf>,
+        /// Refuse to build unless the manifest has this SHA-256 (`ID=SHA256`
+        /// for each campaign of a root of several); repeatable
+        #[arg(long, value_name = "[ID=]SHA256")]
+        expect: Vec<crate::verify::Pin>,
     },
     /// Check every file of a campaign (or a published site) against its manifest
     Verify {
@@ -51,6 +55,10 @@ pub enum Command {
         /// The publisher key the site was built with [env: EXHIBIT_KEY_FILE, or EXHIBIT_KEY]
         #[arg(long, value_name = "FILE")]
         key_file: Option<PathBuf>,
+        /// Fail unless the manifest has this SHA-256 (`ID=SHA256` for each
+        /// campaign of a site of several); repeatable
+        #[arg(long, value_name = "[ID=]SHA256")]
+        expect: Vec<crate::verify::Pin>,
     },
     /// Scan a folder or file for private values; exit 1 if any is found
     Scan {
@@ -98,6 +106,7 @@ pub fn run(cli: Cli) -> Result<()> {
             theme,
             single_file,
             key_file,
+            expect,
         } => {
             let key = crate::commit::Key::load(key_file.as_deref(), &[&root])?;
             let report = crate::site::build(&crate::site::BuildOptions {
@@ -107,6 +116,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 preview: false,
                 single_file,
                 key,
+                expect,
             })?;
             println!(
                 "built {} campaign{} ({} pages, {} files verified) into {}",
@@ -121,6 +131,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Verify {
             path,
             json,
+            expect,
             sealed,
             key_file,
         } => {
@@ -130,7 +141,7 @@ pub fn run(cli: Cli) -> Result<()> {
                         .ok_or_else(|| anyhow::anyhow!("`--sealed` checks keyed commitments: give the key with `--key-file FILE` (or EXHIBIT_KEY_FILE / EXHIBIT_KEY)"))?;
                     vec![crate::verify::against_sealed(&path, &sealed, &key)?]
                 }
-                None => crate::verify::verify(&path)?,
+                None => crate::verify::verify(&path, &expect)?,
             };
             if json {
                 print!("{}", crate::verify::to_json(&all)?);

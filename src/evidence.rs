@@ -7,7 +7,7 @@
 use crate::manifest::Manifest;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -115,14 +115,24 @@ impl Evidence {
     pub fn problems(&self) -> String {
         let mut out = String::new();
         for f in self.files.iter().filter(|f| f.verdict != Verdict::Ok) {
-            let path = self.dir.join(&f.path);
-            out.push_str(&format!("  {:<15} {}", f.verdict.as_str(), path.display()));
+            let path = shown(&self.dir.join(&f.path).display().to_string());
+            out.push_str(&format!("  {:<15} {path}", f.verdict.as_str()));
             if let Some(d) = &f.detail {
                 out.push_str(&format!(" ({d})"));
             }
             out.push('\n');
         }
         out
+    }
+}
+
+/// A path as printed: control characters (a newline, an escape sequence
+/// that would repaint the terminal) escaped.
+pub fn shown(path: &str) -> String {
+    if path.chars().any(char::is_control) {
+        path.escape_debug().to_string()
+    } else {
+        path.to_string()
     }
 }
 
@@ -133,7 +143,33 @@ enum Kind {
     SymlinkOutside,
     /// A named pipe, socket or device: never opened.
     Special,
+    /// A symlink resolving inside the folder that no policy lets through.
+    SymlinkInside,
     Other,
+}
+
+/// What a check may take beyond the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Symlinks inside the folder that count as the file they point to
+    /// (campaign.json's `symlinks`); others are refused.
+    pub symlinks: Vec<String>,
+    /// Folders whose contents are checked only where the manifest lists
+    /// them (a site's campaign folders, which their own SHA256SUMS covers).
+    pub listed_only: Vec<String>,
+}
+
+/// The [`Options`] of the campaign in `dir`: the symlinks its
+/// campaign.json lets through. A campaign.json that does not load lets
+/// none (its own check reports it).
+pub fn campaign_options(dir: &Path) -> Options {
+    let symlinks = crate::campaign::load(dir)
+        .map(|c| c.meta.symlinks)
+        .unwrap_or_default();
+    Options {
+        symlinks,
+        ..Options::default()
+    }
 }
 
 /// Check `dir` against `manifest`. `exclude` lists relative paths that are
@@ -155,7 +191,37 @@ pub fn verify_within(
     exclude: &[&str],
     budget: &std::sync::atomic::AtomicU64,
 ) -> anyhow::Result<Evidence> {
-    let disk = walk(dir)?;
+    verify_with(dir, manifest, exclude, budget, &Options::default())
+}
+
+/// [`verify_within`] with [`Options`].
+pub fn verify_with(
+    dir: &Path,
+    manifest: Manifest,
+    exclude: &[&str],
+    budget: &std::sync::atomic::AtomicU64,
+    opts: &Options,
+) -> anyhow::Result<Evidence> {
+    let mut disk = walk(dir, opts)?;
+    for e in &manifest.entries {
+        let under_skipped = opts.listed_only.iter().any(|d| {
+            e.path
+                .strip_prefix(d.as_str())
+                .is_some_and(|r| r.starts_with('/'))
+        });
+        if under_skipped && !disk.contains_key(&e.path) && unsafe_reason(&e.path, "").is_none() {
+            if let Ok(m) = std::fs::symlink_metadata(dir.join(&e.path)) {
+                let kind = kind_of(
+                    &dir.join(&e.path),
+                    m.file_type(),
+                    &e.path,
+                    &canonical(dir)?,
+                    opts,
+                );
+                disk.insert(e.path.clone(), (kind, None));
+            }
+        }
+    }
     let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
     for e in &manifest.entries {
         counts.entry(e.path.as_str()).or_default().push(e);
@@ -189,6 +255,9 @@ pub fn verify_within(
         } else if let Some(why) = unsafe_reason(path, &manifest.name) {
             check.verdict = Verdict::UnsafePath;
             check.detail = Some(why.to_string());
+        } else if let Some(why) = crate::campaign::name_problem(path) {
+            check.verdict = Verdict::UnsafePath;
+            check.detail = Some(why);
         } else {
             match disk.get(*path).map(|(k, _)| *k) {
                 None => {
@@ -218,6 +287,10 @@ pub fn verify_within(
                     check.verdict = Verdict::UnsafePath;
                     check.detail = Some("symlink pointing outside the folder".into());
                 }
+                Some(Kind::SymlinkInside) => {
+                    check.verdict = Verdict::UnsafePath;
+                    check.detail = Some(SYMLINK_INSIDE.into());
+                }
                 Some(Kind::Other | Kind::Special) => {
                     check.verdict = Verdict::Unreadable;
                     let what = disk.get(*path).and_then(|(_, d)| d.clone());
@@ -244,10 +317,23 @@ pub fn verify_within(
             bytes: None,
             detail: detail.clone(),
         };
+        let bad_name = if detail.is_none() {
+            crate::campaign::name_problem(path)
+        } else {
+            None
+        };
         match kind {
             Kind::SymlinkOutside => {
                 check.verdict = Verdict::UnsafePath;
                 check.detail = Some("unlisted symlink pointing outside the folder".into());
+            }
+            Kind::SymlinkInside => {
+                check.verdict = Verdict::UnsafePath;
+                check.detail = Some(SYMLINK_INSIDE.into());
+            }
+            _ if bad_name.is_some() => {
+                check.verdict = Verdict::UnsafePath;
+                check.detail = bad_name;
             }
             Kind::File => to_hash.push(files.len()),
             Kind::Special => check.verdict = Verdict::Unreadable,
@@ -285,6 +371,7 @@ pub fn verify_within(
         }
     }
     note_renames(&mut files);
+    refuse_lookalikes(&mut files, &disk, &counts);
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Evidence {
         dir: dir.to_path_buf(),
@@ -312,6 +399,91 @@ fn judge(f: &mut FileCheck, sha: &str, bytes: u64) {
     }
 }
 
+const SYMLINK_INSIDE: &str =
+    "symlink inside the folder; list it in campaign.json's `symlinks` to publish a copy";
+
+/// Names that a case-insensitive or normalising disk (or archive) takes
+/// for one are refused, each naming the others: which file a reader gets
+/// would depend on where the site is unpacked. Folders count too.
+fn refuse_lookalikes(
+    files: &mut Vec<FileCheck>,
+    disk: &BTreeMap<String, (Kind, Option<String>)>,
+    listed: &BTreeMap<&str, Vec<&crate::manifest::Entry>>,
+) {
+    // Names on disk are grouped apart from names in the manifest: a
+    // manifest's `notes.md` beside a disk's `Notes.md` is a rename (missing
+    // plus unlisted, noted as such), not two files.
+    let mut groups: Vec<BTreeSet<&str>> = Vec::new();
+    for names in [
+        disk.keys().map(String::as_str).collect::<Vec<_>>(),
+        listed.keys().copied().collect(),
+    ] {
+        let mut by_fold: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+        for name in names {
+            by_fold
+                .entry(crate::campaign::fold_name(name))
+                .or_default()
+                .insert(name);
+        }
+        groups.extend(by_fold.into_values());
+    }
+    let mut at: std::collections::HashMap<String, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.clone(), i))
+        .collect();
+    for names in groups.iter().filter(|g| g.len() > 1) {
+        for &name in names {
+            let first = names.iter().find(|o| **o != name).copied().unwrap_or("");
+            let how = crate::campaign::how_alike(name, first);
+            // Forms that look the same are shown by code point.
+            let show = |n: &str| -> String {
+                if how.contains("normalisation") {
+                    n.chars()
+                        .map(|c| {
+                            if c.is_ascii() {
+                                c.to_string()
+                            } else {
+                                format!("\\u{{{:x}}}", u32::from(c))
+                            }
+                        })
+                        .collect()
+                } else {
+                    n.to_string()
+                }
+            };
+            let others: Vec<String> = names
+                .iter()
+                .filter(|o| **o != name)
+                .map(|o| format!("`{}`", show(o)))
+                .collect();
+            let detail = if how.contains("normalisation") {
+                let how = how.replace("differs", "differ");
+                format!("`{}` and {} {how}", show(name), others.join(", "))
+            } else {
+                format!("{} {how}", others.join(", "))
+            };
+            let i = *at.entry(name.to_string()).or_insert_with(|| {
+                files.push(FileCheck {
+                    path: name.to_string(),
+                    verdict: Verdict::UnsafePath,
+                    expected_sha256: None,
+                    expected_bytes: None,
+                    sha256: None,
+                    bytes: None,
+                    detail: None,
+                });
+                files.len() - 1
+            });
+            // Not hashed either: `seal` must not write such a name down.
+            files[i].verdict = Verdict::UnsafePath;
+            files[i].detail = Some(detail);
+            files[i].sha256 = None;
+            files[i].bytes = None;
+        }
+    }
+}
+
 /// An unlisted file with the content of a missing one was probably renamed.
 fn note_renames(files: &mut [FileCheck]) {
     let missing: BTreeMap<String, String> = files
@@ -334,7 +506,8 @@ fn unsafe_reason(path: &str, manifest_name: &str) -> Option<&'static str> {
     if path.is_empty() {
         return Some("empty path");
     }
-    if path.starts_with('/') || path.starts_with('\\') || path.as_bytes().get(1) == Some(&b':') {
+    // A drive letter (`C:x`) is refused by the name check, for its `:`.
+    if path.starts_with('/') || path.starts_with('\\') {
         return Some("absolute path");
     }
     if path.split('/').any(|c| c == "..") {
@@ -452,11 +625,25 @@ fn io_reason(e: std::io::Error) -> String {
 }
 
 /// Every entry under `dir`, by relative `/` path. Symlinks are not followed;
-/// one that resolves inside `dir` counts as a file.
-fn walk(dir: &Path) -> anyhow::Result<BTreeMap<String, (Kind, Option<String>)>> {
-    let root = crate::fsx::canonicalize(dir)?;
+/// one that resolves inside `dir` counts as a file only when `opts` lets it.
+/// Folders in `opts.listed_only` are not entered.
+fn walk(dir: &Path, opts: &Options) -> anyhow::Result<BTreeMap<String, (Kind, Option<String>)>> {
+    let root = canonical(dir)?;
     let mut out = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(dir).follow_links(false).min_depth(1) {
+    let skip = |e: &walkdir::DirEntry| {
+        e.depth() == 1
+            && e.file_type().is_dir()
+            && opts
+                .listed_only
+                .iter()
+                .any(|d| e.file_name() == std::ffi::OsStr::new(d))
+    };
+    for entry in walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .min_depth(1)
+        .into_iter()
+        .filter_entry(|e| !skip(e))
+    {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -480,30 +667,10 @@ fn walk(dir: &Path) -> anyhow::Result<BTreeMap<String, (Kind, Option<String>)>> 
             }
         };
         let ft = entry.file_type();
-        let kind = if ft.is_dir() {
-            Kind::Dir
-        } else if ft.is_file() {
-            Kind::File
-        } else if ft.is_symlink() {
-            match std::fs::canonicalize(entry.path()) {
-                Ok(target) if target.starts_with(&root) => {
-                    if target.is_dir() {
-                        Kind::Dir
-                    } else {
-                        Kind::File
-                    }
-                }
-                _ => Kind::SymlinkOutside,
-            }
-        } else {
-            match crate::fsx::special_kind(&ft) {
-                Some(k) => {
-                    detail = Some(format!("not a regular file: {k}"));
-                    Kind::Special
-                }
-                None => Kind::Other,
-            }
-        };
+        let kind = kind_of(entry.path(), ft, &name, &root, opts);
+        if kind == Kind::Special {
+            detail = crate::fsx::special_kind(&ft).map(|k| format!("not a regular file: {k}"));
+        }
         let kind = if detail.is_some() && kind == Kind::File {
             Kind::Other
         } else {
@@ -512,6 +679,36 @@ fn walk(dir: &Path) -> anyhow::Result<BTreeMap<String, (Kind, Option<String>)>> 
         out.insert(name, (kind, detail));
     }
     Ok(out)
+}
+
+fn canonical(dir: &Path) -> anyhow::Result<PathBuf> {
+    crate::fsx::canonicalize(dir)
+}
+
+/// What an entry at `path` (relative name `name`) is, symlinks unfollowed.
+fn kind_of(path: &Path, ft: std::fs::FileType, name: &str, root: &Path, opts: &Options) -> Kind {
+    if ft.is_dir() {
+        Kind::Dir
+    } else if ft.is_file() {
+        Kind::File
+    } else if ft.is_symlink() {
+        match std::fs::canonicalize(path) {
+            Ok(target) if target.starts_with(root) => {
+                if !opts.symlinks.iter().any(|s| s == name) {
+                    Kind::SymlinkInside
+                } else if target.is_dir() {
+                    Kind::Dir
+                } else {
+                    Kind::File
+                }
+            }
+            _ => Kind::SymlinkOutside,
+        }
+    } else if crate::fsx::special_kind(&ft).is_some() {
+        Kind::Special
+    } else {
+        Kind::Other
+    }
 }
 
 impl Evidence {

@@ -41,7 +41,9 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
         sha256: String::new(),
         bytes: 0,
     });
-    let ev = evidence::verify(dir, listed, &[name.as_str()])?;
+    let budget = std::sync::atomic::AtomicU64::new(evidence::KEEP_TOTAL);
+    let opts = evidence::campaign_options(dir);
+    let ev = evidence::verify_with(dir, listed, &[name.as_str()], &budget, &opts)?;
 
     let bad: Vec<_> = ev
         .files
@@ -56,7 +58,7 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
             report.push_str(&format!(
                 "  {:<15} {}",
                 f.verdict.as_str(),
-                dir.join(&f.path).display()
+                evidence::shown(&dir.join(&f.path).display().to_string())
             ));
             if let Some(d) = &f.detail {
                 report.push_str(&format!(" ({d})"));
@@ -80,7 +82,7 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
             Verdict::UnsafePath => "removed",
             Verdict::Unreadable => "unreadable",
         };
-        changes.push_str(&format!("  {what:<12} {}\n", f.path));
+        changes.push_str(&format!("  {what:<12} {}\n", evidence::shown(&f.path)));
     }
     if existing.is_some() && changes.is_empty() {
         return Ok(SealReport {

@@ -36,6 +36,8 @@ pub struct BuildOptions {
     /// The publisher's key: redacted copies get a keyed commitment to
     /// their sealed original (see [`crate::commit`]).
     pub key: Option<crate::commit::Key>,
+    /// Manifest hashes the campaigns must have (`build --expect`).
+    pub expect: Vec<crate::verify::Pin>,
 }
 
 #[derive(Debug)]
@@ -80,7 +82,11 @@ impl Phases {
 pub fn verify_campaign(c: &Campaign, budget: &std::sync::atomic::AtomicU64) -> Result<Evidence> {
     let m = manifest::load(&c.dir)?;
     let name = m.name.clone();
-    evidence::verify_within(&c.dir, m, &[name.as_str()], budget)
+    let opts = evidence::Options {
+        symlinks: c.meta.symlinks.clone(),
+        ..Default::default()
+    };
+    evidence::verify_with(&c.dir, m, &[name.as_str()], budget, &opts)
 }
 
 /// Pages rendered by earlier preview builds, reused when nothing they
@@ -165,6 +171,8 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
             );
         }
     }
+    let ids: Vec<String> = campaigns.iter().map(|c| c.meta.id.clone()).collect();
+    crate::verify::check_pins(&opts.expect, &ids)?;
     let theme = Theme::load(opts.theme.as_deref())?;
     phases.mark("load");
 
@@ -183,6 +191,14 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
     }
     let mut problems = String::new();
     for (c, e) in campaigns.iter().zip(&evidences) {
+        let pin = crate::verify::pin_for(&opts.expect, &c.meta.id, campaigns.len());
+        if let Some(pin) = pin.filter(|p| p.sha256 != e.manifest.sha256) {
+            problems.push_str(&format!(
+                "  modified        {} ({})\n",
+                c.path(&e.manifest.name).display(),
+                crate::verify::pin_detail(&e.manifest.sha256, pin)
+            ));
+        }
         if !e.all_ok() {
             problems.push_str(&format!(
                 "{}: {}\n{}",
@@ -225,6 +241,13 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         crate::fsx::remove_tree(&staging)?;
     }
     crate::fsx::create_dir_all(&staging)?;
+    // From here every way out, an error or a panic, removes the staging
+    // folder, unless it was swapped in; one a killed build left is
+    // removed above by the next.
+    let mut guard = Staging {
+        path: staging.clone(),
+        armed: true,
+    };
     // The preview writes only what changed since its last build, when that
     // build went to the same folder with the same detector.
     let scanned_by = redactor.detector.fingerprint();
@@ -317,6 +340,7 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
     } else {
         swap_in(&staging, &opts.out)?;
     }
+    guard.armed = false;
     if cache.keep {
         cache.last = Some(Published {
             out: out_abs.clone(),
@@ -331,6 +355,20 @@ pub fn build_with(opts: &BuildOptions, cache: &mut PageCache) -> Result<BuildRep
         files: evidences.iter().map(|e| e.files.len()).sum(),
         unverified,
     })
+}
+
+/// Removes the staging folder when dropped while armed.
+struct Staging {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if self.armed && self.path.exists() {
+            let _ = crate::fsx::remove_tree(&self.path);
+        }
+    }
 }
 
 /// Preview: take modified and unlisted files as they are now and forget
@@ -840,19 +878,35 @@ struct Written {
 
 impl Site<'_> {
     /// Write the whole site into `staging`.
+    /// The root SHA256SUMS covers every file outside the campaign folders
+    /// and each campaign's SHA256SUMS, so `exhibit verify` (or
+    /// `sha256sum -c` at the root) checks every file the site serves.
     fn write(&self, sink: &Sink, pages: Vec<Rendered>, index: &[u8]) -> Result<Written> {
-        sink.write(
+        let mut sums: BTreeMap<String, String> = BTreeMap::new();
+        let mut root = |rel: &str, bytes: &[u8]| -> Result<()> {
+            let (sha, _) = sink.write(rel, bytes)?;
+            sums.insert(rel.to_string(), sha);
+            Ok(())
+        };
+        root(
             MARKER,
             b"Written by exhibit. `exhibit build` replaces this folder whole.\n",
         )?;
-        sink.write("index.html", index)?;
+        root("index.html", index)?;
         for a in &self.theme.assets {
-            sink.write(&a.path, &a.bytes)?;
+            root(&a.path, &a.bytes)?;
         }
         let mut written = Written::default();
         for (i, rendered) in pages.into_iter().enumerate() {
-            self.write_campaign(sink, i, rendered, &mut written)?;
+            let sha = self.write_campaign(sink, i, rendered, &mut written)?;
+            let rel = format!("{}/{}", self.campaigns[i].public.id, manifest::SUMS_NAME);
+            sums.insert(rel, sha);
         }
+        let text: String = sums
+            .iter()
+            .map(|(p, h)| manifest::sums_line(h, p))
+            .collect();
+        sink.write(manifest::SUMS_NAME, text.as_bytes())?;
         Ok(written)
     }
 
@@ -862,19 +916,24 @@ impl Site<'_> {
         i: usize,
         rendered: Rendered,
         written: &mut Written,
-    ) -> Result<()> {
+    ) -> Result<String> {
         let (c, e, p) = (&self.campaigns[i], &self.evidences[i], &self.publics[i]);
         let copies = &self.copies[i];
         let id = c.public.id.as_str();
-        let mut taken: BTreeSet<String> =
-            rendered.emitted.iter().map(|em| em.rel.clone()).collect();
+        // Compared as a case-insensitive disk would (`Audit.json` is
+        // `audit.json` there).
+        let mut taken: BTreeSet<String> = rendered
+            .emitted
+            .iter()
+            .map(|em| campaign::fold_name(&em.rel))
+            .collect();
         taken.extend([
-            "manifest.html".to_string(),
-            "audit.json".to_string(),
-            manifest::SUMS_NAME.to_string(),
+            campaign::fold_name("manifest.html"),
+            campaign::fold_name("audit.json"),
+            campaign::fold_name(manifest::SUMS_NAME),
         ]);
         for f in &copies.files {
-            if !taken.insert(f.path.clone()) {
+            if !taken.insert(campaign::fold_name(&f.path)) {
                 return Err(InputError::new(&c.path(&f.original), 0, 0, format!("`{}` would collide with another file of the published campaign; rename this file", f.path)).into());
             }
         }
@@ -885,7 +944,7 @@ impl Site<'_> {
 
         let single = if self.single_file {
             let name = format!("{}.html", c.public.id);
-            if !taken.insert(name.clone()) {
+            if !taken.insert(campaign::fold_name(&name)) {
                 return Err(InputError::new(&c.path(campaign::META_NAME), 0, 0, format!("the single file `{name}` would replace a page or file of the campaign; rename that page")).into());
             }
             Some((name, self.single_file(i, &rendered, sink)?))
@@ -954,7 +1013,7 @@ impl Site<'_> {
             .iter()
             .map(|(p, h)| manifest::sums_line(h, p))
             .collect();
-        write_one(&manifest::SUMS_NAME.to_string(), &text.into_bytes())?;
+        let (_, sums_sha) = write_one(&manifest::SUMS_NAME.to_string(), &text.into_bytes())?;
         for f in &copies.files {
             let rel = format!("{}/{}", c.public.id, f.path);
             match f.mode {
@@ -963,7 +1022,7 @@ impl Site<'_> {
                 public::Mode::Redact => false,
             };
         }
-        Ok(())
+        Ok(sums_sha)
     }
 
     fn manifest_rows(&self, i: usize) -> Vec<ManifestRow<'_>> {

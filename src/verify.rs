@@ -9,40 +9,104 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use std::path::Path;
 
+/// A manifest hash given with `--expect`: `SHA256` alone (one campaign) or
+/// `ID=SHA256`. It pins the manifest a campaign was shared with, so a
+/// manifest rewritten together with its files is caught.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    pub id: Option<String>,
+    pub sha256: String,
+}
+
+impl std::str::FromStr for Pin {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Pin, String> {
+        let (id, hash) = match s.split_once('=') {
+            Some((id, hash)) => (Some(id.to_string()), hash),
+            None => (None, s),
+        };
+        if id.as_deref() == Some("") {
+            return Err("the campaign id before `=` is empty".into());
+        }
+        let sha256 = manifest::check_hash(hash)?;
+        Ok(Pin { id, sha256 })
+    }
+}
+
+/// The pin for campaign `id` among `pins`, one of `count` campaigns; an
+/// id-less pin is for a lone campaign only.
+pub fn pin_for<'a>(pins: &'a [Pin], id: &str, count: usize) -> Option<&'a Pin> {
+    pins.iter()
+        .find(|p| p.id.as_deref() == Some(id))
+        .or_else(|| pins.iter().find(|p| p.id.is_none() && count == 1))
+}
+
+/// Every pin must name a campaign that is there, and an id-less pin needs
+/// exactly one campaign: a pin that checks nothing is an error (exit 2).
+pub fn check_pins(pins: &[Pin], ids: &[String]) -> Result<()> {
+    for p in pins {
+        match &p.id {
+            Some(id) if !ids.contains(id) => bail!(
+                "--expect names the campaign `{id}`, which is not here (campaigns: {})",
+                ids.join(", ")
+            ),
+            None if ids.len() != 1 => bail!(
+                "--expect without a campaign id needs exactly one campaign, found {}; write --expect ID=SHA256 for each",
+                ids.len()
+            ),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The line a broken pin adds to a report.
+pub fn pin_detail(found: &str, pin: &Pin) -> String {
+    format!("manifest hash {found} is not the pinned {}", pin.sha256)
+}
+
 /// Verify `path`: a campaign, a published campaign, or a whole built site.
-pub fn verify(path: &Path) -> Result<Vec<Evidence>> {
+pub fn verify(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
     if !path.is_dir() {
         bail!("`{}` is not a folder", path.display());
     }
     let has = |n: &str| path.join(n).is_file();
+    // A site's root carries a SHA256SUMS too: look for the marker first.
+    if has(crate::site::MARKER) {
+        return site(path, pins);
+    }
     // A published campaign carries its source manifest too; its SHA256SUMS
     // (beside audit.json) is the one that covers what was published.
     if has(manifest::SUMS_NAME) && has("audit.json") {
-        return Ok(vec![published(path)?]);
+        let id = folder_name(path);
+        check_pins(pins, std::slice::from_ref(&id))?;
+        return Ok(vec![published(path, pin_for(pins, &id, 1))?]);
     }
     if has(manifest::JSON_NAME) || has(manifest::SUMS_NAME) {
         let m = manifest::load(path)?;
         let name = m.name.clone();
-        return Ok(vec![evidence::verify(path, m, &[name.as_str()])?]);
-    }
-    if has(crate::site::MARKER) {
-        let mut out = Vec::new();
-        let mut dirs: Vec<_> = std::fs::read_dir(path)
-            .map_err(|e| anyhow::anyhow!("failed to list `{}`: {e}", path.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.join(manifest::SUMS_NAME).is_file())
-            .collect();
-        dirs.sort();
-        for d in dirs {
-            out.push(published(&d)?);
+        let opts = evidence::campaign_options(path);
+        let id = crate::campaign::load(path)
+            .map(|c| c.meta.id)
+            .unwrap_or_else(|_| folder_name(path));
+        check_pins(pins, std::slice::from_ref(&id))?;
+        let budget = std::sync::atomic::AtomicU64::new(evidence::KEEP_TOTAL);
+        let mut ev = evidence::verify_with(path, m, &[name.as_str()], &budget, &opts)?;
+        if let Some(pin) = pin_for(pins, &id, 1) {
+            if ev.manifest.sha256 != pin.sha256 {
+                ev.files.push(evidence::FileCheck {
+                    path: name,
+                    verdict: Verdict::Modified,
+                    expected_sha256: Some(pin.sha256.clone()),
+                    expected_bytes: None,
+                    sha256: Some(ev.manifest.sha256.clone()),
+                    bytes: Some(ev.manifest.bytes),
+                    detail: Some(pin_detail(&ev.manifest.sha256, pin)),
+                });
+                ev.files.sort_by(|a, b| a.path.cmp(&b.path));
+            }
         }
-        if out.is_empty() {
-            bail!(
-                "`{}` is an exhibit site but holds no campaign with a SHA256SUMS",
-                path.display()
-            );
-        }
-        return Ok(out);
+        return Ok(vec![ev]);
     }
     bail!(
         "`{}` has no manifest.json or SHA256SUMS: nothing to verify against",
@@ -50,9 +114,69 @@ pub fn verify(path: &Path) -> Result<Vec<Evidence>> {
     )
 }
 
+fn folder_name(path: &Path) -> String {
+    crate::fsx::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default()
+}
+
+/// A whole built site: the root SHA256SUMS covers every file outside the
+/// campaign folders and each campaign's own SHA256SUMS, which covers the
+/// rest; anything else at the root is unlisted.
+fn site(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
+    let sums = path.join(manifest::SUMS_NAME);
+    if !sums.is_file() {
+        return Err(crate::error::EvidenceFailed {
+            report: format!(
+                "`{}` is an exhibit site without its {}: rebuild it with this version of exhibit",
+                path.display(),
+                manifest::SUMS_NAME
+            ),
+        }
+        .into());
+    }
+    let m = manifest::load_file(&sums, Format::Sha256sums)?;
+    let tail = format!("/{}", manifest::SUMS_NAME);
+    let campaigns: Vec<String> = m
+        .entries
+        .iter()
+        .filter_map(|e| e.path.strip_suffix(tail.as_str()))
+        .filter(|d| !d.is_empty() && !d.contains('/') && *d != "." && *d != "..")
+        .map(str::to_string)
+        .collect();
+    let opts = evidence::Options {
+        listed_only: campaigns.clone(),
+        ..Default::default()
+    };
+    let budget = std::sync::atomic::AtomicU64::new(evidence::KEEP_TOTAL);
+    let root = evidence::verify_with(path, m, &[manifest::SUMS_NAME], &budget, &opts)?;
+    let mut dirs: Vec<_> = std::fs::read_dir(path)
+        .map_err(|e| anyhow::anyhow!("failed to list `{}`: {e}", path.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join(manifest::SUMS_NAME).is_file())
+        .collect();
+    dirs.sort();
+    let ids: Vec<String> = dirs.iter().map(|d| folder_name(d)).collect();
+    check_pins(pins, &ids)?;
+    let mut out = vec![root];
+    for (d, id) in dirs.iter().zip(&ids) {
+        out.push(published(d, pin_for(pins, id, ids.len()))?);
+    }
+    if out.len() == 1 {
+        bail!(
+            "`{}` is an exhibit site but holds no campaign with a SHA256SUMS",
+            path.display()
+        );
+    }
+    Ok(out)
+}
+
 /// A published campaign folder: every file against the site's SHA256SUMS,
 /// and every file audit.json says was published must be among them.
-fn published(dir: &Path) -> Result<Evidence> {
+/// With a `pin`, the source manifest's hash that the build recorded in
+/// audit.json must be the pinned one.
+fn published(dir: &Path, pin: Option<&Pin>) -> Result<Evidence> {
     let m = manifest::load_file(&dir.join(manifest::SUMS_NAME), Format::Sha256sums)?;
     let mut ev = evidence::verify(dir, m, &[manifest::SUMS_NAME])?;
     let audit_path = dir.join("audit.json");
@@ -87,6 +211,27 @@ fn published(dir: &Path) -> Result<Evidence> {
             });
         }
     }
+    // The source manifest's hash as the build recorded it. The published
+    // copy of the manifest is not compared: a build may rewrite it to name
+    // redacted copies, so its own hash need not be the source's.
+    if let Some(pin) = pin.filter(|p| p.sha256 != audit.verification.sha256) {
+        let detail = pin_detail(&audit.verification.sha256, pin) + " (as audit.json records it)";
+        match ev.files.iter_mut().find(|f| f.path == "audit.json") {
+            Some(f) => {
+                f.verdict = Verdict::Modified;
+                f.detail = Some(detail);
+            }
+            None => ev.files.push(evidence::FileCheck {
+                path: "audit.json".into(),
+                verdict: Verdict::Missing,
+                expected_sha256: None,
+                expected_bytes: None,
+                sha256: None,
+                bytes: None,
+                detail: Some(detail),
+            }),
+        }
+    }
     ev.files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(ev)
 }
@@ -95,12 +240,12 @@ fn published(dir: &Path) -> Result<Evidence> {
 #[derive(serde::Deserialize)]
 struct AuditFiles {
     files: Vec<AuditFile>,
-    #[serde(default)]
-    verification: Option<AuditVerification>,
+    verification: AuditVerification,
 }
 
 #[derive(serde::Deserialize)]
 struct AuditVerification {
+    #[serde(default)]
     manifest: String,
     sha256: String,
     #[serde(default)]
@@ -135,7 +280,7 @@ pub fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Evidence>
             site.display()
         );
     }
-    let mut ev = published(site)?;
+    let mut ev = published(site, None)?;
     let m = manifest::load(sealed)?;
     let name = m.name.clone();
     let (m_sha, m_bytes) = (m.sha256.clone(), m.bytes);
@@ -179,9 +324,8 @@ pub fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Evidence>
         .into_iter()
         .map(|f| (f.published, f.path, f.sha256, f.sealed))
         .collect();
-    if let Some(v) = audit.verification {
-        rows.push((v.manifest.clone(), v.manifest, v.sha256, v.sealed));
-    }
+    let v = audit.verification;
+    rows.push((v.manifest.clone(), v.manifest, v.sha256, v.sealed));
     let mut matched = std::collections::HashSet::new();
     for (published, public, sha256, commitment) in rows {
         let verdict = match &commitment {
@@ -320,7 +464,7 @@ pub fn to_text(all: &[Evidence]) -> String {
             out.push_str(&format!(
                 "  {:<15} {:<width$}  {:>12}  {}",
                 f.verdict.as_str(),
-                f.path,
+                evidence::shown(&f.path),
                 bytes,
                 sha
             ));

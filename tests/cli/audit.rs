@@ -206,6 +206,13 @@ fn symlink_pointing_outside() {
 fn symlink_inside_is_followed() {
     let dir = fixture("minimal");
     std::os::unix::fs::symlink("run.log", dir.join("artifacts/alias.log")).unwrap();
+    // Only a symlink campaign.json lets through (see tamper.rs for the rest).
+    let meta = read(&dir.join("campaign.json")).replacen(
+        "\"pages\"",
+        "\"symlinks\": [\"artifacts/alias.log\"],\n  \"pages\"",
+        1,
+    );
+    std::fs::write(dir.join("campaign.json"), meta).unwrap();
     seal(&dir);
     let (code, report, _) = verify_json(&dir);
     assert_eq!(code, Some(0));
@@ -375,10 +382,29 @@ fn coreutils_formats_are_accepted() {
         format!("\u{feff}{text}"),  // BOM
         text.lines().map(|l| upper_hash(l) + "\n").collect(), // upper-case hex
     ];
+    // Every variant parses; the two names coreutils had to escape are
+    // then refused as names (a `\\` and a newline mean something else on
+    // Windows), and only they.
+    let refused = |report: &Value| {
+        for (name, why) in [
+            ("artifacts/we\\ird.log", "Windows does not allow"),
+            ("artifacts/new\nline.log", "control character"),
+        ] {
+            let (verdict, detail) = verdict(report, name);
+            assert_eq!(verdict, "unsafe-path", "{name}");
+            assert!(detail.contains(why), "{name}: {detail}");
+        }
+        assert_eq!(
+            report["folders"][0]["counts"]["unsafe-path"], 2,
+            "{report:#}"
+        );
+        assert_eq!(report["folders"][0]["counts"]["ok"], 7, "{report:#}");
+    };
     for (i, v) in variants.iter().enumerate() {
         std::fs::write(dir.join("SHA256SUMS"), v).unwrap();
         let (code, report, err) = verify_json(&dir);
-        assert_eq!(code, Some(0), "variant {i}: {err} {report:#}");
+        assert_eq!(code, Some(1), "variant {i}: {err} {report:#}");
+        refused(&report);
     }
     // BSD tags from the real sha256sum --tag.
     let o = run(Command::new("sha256sum")
@@ -386,8 +412,9 @@ fn coreutils_formats_are_accepted() {
         .args(&files)
         .current_dir(&dir));
     std::fs::write(dir.join("SHA256SUMS"), stdout(&o)).unwrap();
-    let (code, _, err) = verify_json(&dir);
-    assert_eq!(code, Some(0), "BSD tags: {err}");
+    let (code, report, err) = verify_json(&dir);
+    assert_eq!(code, Some(1), "BSD tags: {err}");
+    refused(&report);
     // And coreutils agrees with what exhibit accepted.
     let o = run(Command::new("sha256sum")
         .args(["-c", "--quiet", "SHA256SUMS"])

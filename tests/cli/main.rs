@@ -7,6 +7,7 @@ mod bad_input;
 mod browser;
 mod build;
 mod format_doc;
+mod fuzz;
 mod leaks;
 mod reader;
 mod redact;

@@ -88,3 +88,362 @@ fn size_wrong_hash_right() {
     std::fs::write(dir.join("manifest.json"), m.to_string()).unwrap();
     refused(&dir, &out, &["size-mismatch", "artifacts/run.log"]);
 }
+
+// Hostile names, symlinks, pins and the whole-site checksum (issue 16).
+
+/// A sealed copy of the minimal fixture with `extra` files added before
+/// sealing is attempted; `seal` is expected to refuse them, so they are
+/// added to an already sealed campaign.
+fn sealed_with(extra: &[&str]) -> PathBuf {
+    let dir = fixture("minimal");
+    seal(&dir);
+    for name in extra {
+        std::fs::write(dir.join(name), name.as_bytes()).unwrap();
+    }
+    dir
+}
+
+/// `build`, `verify` and `seal --update` all refuse, exit 1, with `lines`
+/// (one `unsafe-path` line per refused name) as the whole report.
+fn refused_everywhere(dir: &Path, lines: &[String]) {
+    let out = dir.parent().unwrap().join("site");
+    let o = build(dir, &out);
+    let mut expect = format!(
+        "error: refusing to publish: the evidence does not match the manifest\n{}: 6 ok, {} unsafe-path\n",
+        dir.display(),
+        lines.len()
+    );
+    for l in lines {
+        expect.push_str(&format!("  unsafe-path     {}/{l}\n", dir.display()));
+    }
+    assert_eq!(stderr(&o), expect);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!out.exists(), "a refused build wrote the site");
+
+    let o = run(exhibit().arg("verify").arg(dir));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    for l in lines {
+        let (name, detail) = l.split_once(" (").unwrap();
+        let row = stdout(&o)
+            .lines()
+            .find(|r| r.starts_with("  unsafe-path") && r.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{}", stdout(&o)))
+            .to_string();
+        assert!(row.ends_with(&format!("({detail}")), "{row}");
+    }
+
+    let o = run(exhibit().arg("seal").arg("--update").arg(dir));
+    let mut expect = String::from("error: cannot seal: some files cannot be sealed\n");
+    for l in lines {
+        expect.push_str(&format!("  unsafe-path     {}/{l}\n", dir.display()));
+    }
+    assert_eq!(stderr(&o), expect);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn names_differing_only_in_case() {
+    let dir = sealed_with(&["artifacts/Report.html", "artifacts/report.html"]);
+    refused_everywhere(
+        &dir,
+        &[
+            "artifacts/Report.html (`artifacts/report.html` differs only in case)".into(),
+            "artifacts/report.html (`artifacts/Report.html` differs only in case)".into(),
+        ],
+    );
+}
+
+#[test]
+fn names_differing_only_in_unicode_normalisation() {
+    let (nfc, nfd) = (
+        "artifacts/r\u{e9}sum\u{e9}.log",
+        "artifacts/re\u{301}sume\u{301}.log",
+    );
+    let dir = sealed_with(&[nfc, nfd]);
+    let (c, d) = (
+        "`artifacts/r\\u{e9}sum\\u{e9}.log`",
+        "`artifacts/re\\u{301}sume\\u{301}.log`",
+    );
+    // Sorted by bytes: the NFD form (`e` + U+0301) comes first.
+    refused_everywhere(
+        &dir,
+        &[
+            format!("{nfd} ({d} and {c} differ only in Unicode normalisation)"),
+            format!("{nfc} ({c} and {d} differ only in Unicode normalisation)"),
+        ],
+    );
+}
+
+#[test]
+fn windows_reserved_names_and_characters() {
+    let device = "is a reserved device name on Windows (whatever its extension)";
+    let cases: &[(&str, String)] = &[
+        ("CON", format!("`CON` {device}")),
+        ("artifacts/nul.txt", format!("`nul.txt` {device}")),
+        ("COM1", format!("`COM1` {device}")),
+        (
+            "a:b",
+            "`a:b` holds `:`, which Windows does not allow in a file name".into(),
+        ),
+        (
+            "artifacts/x.",
+            "`x.` ends with a dot, which Windows drops from a file name".into(),
+        ),
+        (
+            "artifacts/x ",
+            "`x ` ends with a space, which Windows drops from a file name".into(),
+        ),
+        (
+            "q?",
+            "`q?` holds `?`, which Windows does not allow in a file name".into(),
+        ),
+        (
+            "<a>",
+            "`<a>` holds `<`, which Windows does not allow in a file name".into(),
+        ),
+        (
+            "p|q",
+            "`p|q` holds `|`, which Windows does not allow in a file name".into(),
+        ),
+        (
+            "s*",
+            "`s*` holds `*`, which Windows does not allow in a file name".into(),
+        ),
+        (
+            "\"q\"",
+            "`\"q\"` holds `\"`, which Windows does not allow in a file name".into(),
+        ),
+    ];
+    for (name, why) in cases {
+        let dir = sealed_with(&[name]);
+        refused_everywhere(&dir, &[format!("{name} ({why})")]);
+    }
+    // A control character is shown escaped, never raw.
+    let dir = sealed_with(&["a\u{1b}[2Jb"]);
+    refused_everywhere(
+        &dir,
+        &["a\\u{1b}[2Jb (`a\\u{1b}[2Jb` holds the control character U+001B)".into()],
+    );
+}
+
+#[test]
+fn in_root_symlink_refused_unless_campaign_json_lists_it() {
+    let dir = sealed_with(&[]);
+    std::os::unix::fs::symlink("run.log", dir.join("artifacts/link.log")).unwrap();
+    refused_everywhere(
+        &dir,
+        &["artifacts/link.log (symlink inside the folder; list it in campaign.json's `symlinks` to publish a copy)".into()],
+    );
+    // Allowed by path: sealed and published as a regular copy.
+    let meta = read(&dir.join("campaign.json")).replacen(
+        "\"pages\"",
+        "\"symlinks\": [\"artifacts/link.log\"],\n  \"pages\"",
+        1,
+    );
+    std::fs::write(dir.join("campaign.json"), meta).unwrap();
+    let o = run(exhibit().arg("seal").arg("--update").arg(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let published = out.join("minimal/artifacts/link.log");
+    assert!(std::fs::symlink_metadata(&published)
+        .unwrap()
+        .file_type()
+        .is_file());
+    assert_eq!(read(&published), read(&dir.join("artifacts/run.log")));
+}
+
+fn sha256_of(path: &Path) -> String {
+    exhibit::hash::sha256_bytes(&std::fs::read(path).unwrap())
+}
+
+fn build_expecting(dir: &Path, out: &Path, pin: impl AsRef<std::ffi::OsStr>) -> Output {
+    run(exhibit()
+        .arg("build")
+        .arg(dir)
+        .arg("-o")
+        .arg(out)
+        .arg("--expect")
+        .arg(pin))
+}
+
+#[test]
+fn rewritten_manifest_caught_by_expect() {
+    let dir = sealed_with(&[]);
+    let pin = sha256_of(&dir.join("manifest.json"));
+    let o = run(exhibit().arg("verify").arg(&dir).arg("--expect").arg(&pin));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The artifact and its manifest entry rewritten together.
+    std::fs::write(dir.join("artifacts/run.log"), "a different run\n").unwrap();
+    let o = run(exhibit().arg("seal").arg("--update").arg(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let now = sha256_of(&dir.join("manifest.json"));
+    let why = format!("manifest hash {now} is not the pinned {pin}");
+
+    let o = run(exhibit().arg("verify").arg(&dir).arg("--expect").arg(&pin));
+    assert_eq!(stderr(&o), "error: verification failed: 6 ok, 1 modified\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("  modified        manifest.json"));
+    assert!(stdout(&o).contains(&format!("({why})\n")), "{}", stdout(&o));
+
+    let out = dir.parent().unwrap().join("site");
+    for pin_arg in [pin.clone(), format!("minimal={pin}")] {
+        let o = build_expecting(&dir, &out, &pin_arg);
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "error: refusing to publish: the evidence does not match the manifest\n  modified        {}/manifest.json ({why})\n",
+                dir.display()
+            )
+        );
+        assert_eq!(o.status.code(), Some(1));
+        assert!(!out.exists());
+    }
+    // A pin naming no campaign here checks nothing: bad usage.
+    let o = build_expecting(&dir, &out, format!("other={now}"));
+    assert_eq!(
+        stderr(&o),
+        "error: --expect names the campaign `other`, which is not here (campaigns: minimal)\n"
+    );
+    assert_eq!(o.status.code(), Some(2));
+    // The honest pin builds, and verifies the site.
+    let o = build_expecting(&dir, &out, &now);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(exhibit().arg("verify").arg(&out).arg("--expect").arg(&now));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(exhibit().arg("verify").arg(&out).arg("--expect").arg(&pin));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+/// A built site, and `verify` of it must fail with `summary` (one part
+/// per folder checked) and show `row` after `tamper`.
+fn site_tampered(tamper: impl Fn(&Path), summary: &str, row: &str) {
+    let (_, out) = sealed();
+    let o = run(exhibit().arg("verify").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    tamper(&out);
+    let o = run(exhibit().arg("verify").arg(&out));
+    assert_eq!(
+        stderr(&o),
+        format!("error: verification failed: {summary}\n")
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains(row), "{}", stdout(&o));
+}
+
+fn stylesheet(out: &Path) -> PathBuf {
+    std::fs::read_dir(out.join("assets"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "css"))
+        .unwrap()
+}
+
+#[test]
+fn site_stylesheet_modified() {
+    site_tampered(
+        |out| {
+            let css = stylesheet(out);
+            let text = read(&css) + "body{background:url(//evil.example/x)}\n";
+            std::fs::write(css, text).unwrap();
+        },
+        "3 ok, 1 modified; 16 ok",
+        "  modified        assets/style.",
+    );
+}
+
+#[test]
+fn site_index_modified_or_missing() {
+    site_tampered(
+        |out| std::fs::write(out.join("index.html"), "<h1>moved</h1>").unwrap(),
+        "3 ok, 1 modified; 16 ok",
+        "  modified        index.html",
+    );
+    site_tampered(
+        |out| std::fs::remove_file(out.join("index.html")).unwrap(),
+        "3 ok, 1 missing; 16 ok",
+        "  missing         index.html",
+    );
+}
+
+#[test]
+fn site_extra_root_file() {
+    site_tampered(
+        |out| std::fs::write(out.join("login.html"), "<form>").unwrap(),
+        "4 ok, 1 unlisted; 16 ok",
+        "  unlisted        login.html",
+    );
+    // A whole extra campaign folder, consistent in itself, is still extra.
+    site_tampered(
+        |out| copy_tree(&out.join("minimal"), &out.join("other")),
+        "4 ok, 17 unlisted; 16 ok; 16 ok",
+        "  unlisted        other/audit.json",
+    );
+}
+
+#[test]
+fn site_checksum_works_with_sha256sum() {
+    let (_, out) = sealed();
+    let listed: Vec<String> = read(&out.join("SHA256SUMS"))
+        .lines()
+        .map(|l| l.split_once("  ").unwrap().1.to_string())
+        .collect();
+    assert_eq!(listed[0], ".exhibit-site");
+    assert!(listed.contains(&"index.html".to_string()));
+    assert!(listed.contains(&"minimal/SHA256SUMS".to_string()));
+    if let Ok(o) = std::process::Command::new("sha256sum")
+        .arg("-c")
+        .arg("--quiet")
+        .arg("SHA256SUMS")
+        .current_dir(&out)
+        .output()
+    {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    }
+}
+
+#[test]
+fn failed_build_leaves_no_staging_folder() {
+    let (dir, out) = sealed();
+    let staging = out.parent().unwrap().join(".site.exhibit-staging");
+    // A file where the build moves the old site aside: the swap fails
+    // after everything was staged.
+    let old = out.parent().unwrap().join(".site.exhibit-old");
+    std::fs::write(&old, "in the way").unwrap();
+    let before = tree(&out);
+    let o = build(&dir, &out);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        !staging.exists(),
+        "the failed build left {}",
+        staging.display()
+    );
+    assert_eq!(before, tree(&out));
+    // A staging folder an interrupted build left is removed by the next.
+    std::fs::remove_file(&old).unwrap();
+    std::fs::create_dir_all(staging.join("minimal")).unwrap();
+    std::fs::write(staging.join("minimal/stale.html"), "stale").unwrap();
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!staging.exists());
+    assert!(!out.join("minimal/stale.html").exists());
+}
+
+#[test]
+fn campaign_file_differing_from_a_generated_one_only_in_case() {
+    let dir = fixture("minimal");
+    std::fs::write(dir.join("Audit.json"), "{}").unwrap();
+    seal(&dir);
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: `Audit.json` would collide with another file of the published campaign; rename this file\n  --> {}\n",
+            dir.join("Audit.json").display()
+        )
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out.exists());
+}

@@ -64,9 +64,15 @@ fn no_channel_publishes_a_redacted_files_original_hash_or_size() {
     assert!(o.status.success(), "{}", stderr(&o));
     for (rel, text) in published(&out) {
         assert!(!text.contains("10.20.30.40"), "{rel} holds the address");
-        assert!(!text.contains(&sha[..12]), "{rel} holds the original's hash");
+        assert!(
+            !text.contains(&sha[..12]),
+            "{rel} holds the original's hash"
+        );
         // The manifest lists the original's hash: it is rewritten.
-        assert!(!text.contains(&manifest_sha[..12]), "{rel} holds the sealed manifest's hash");
+        assert!(
+            !text.contains(&manifest_sha[..12]),
+            "{rel} holds the sealed manifest's hash"
+        );
     }
     let site = out.join("guess");
     let copy = std::fs::read(site.join("artifacts/env.log")).unwrap();
@@ -81,7 +87,11 @@ fn no_channel_publishes_a_redacted_files_original_hash_or_size() {
     assert_eq!(row["bytes"], copy.len(), "{row}");
     assert_eq!(row["redacted"], true);
     assert!(row.get("sealed").is_none(), "no key, no commitment: {row}");
-    assert_ne!(copy.len().to_string(), size, "the sizes differ, so the test can fail");
+    assert_ne!(
+        copy.len().to_string(),
+        size,
+        "the sizes differ, so the test can fail"
+    );
     // Beside the name, only the copy's size (the manifest page, the block).
     for page in ["manifest.html", "index.html", "guess.html"] {
         let html = read(&site.join(page));
@@ -143,7 +153,11 @@ fn with_the_key_an_auditor_ties_each_copy_to_its_sealed_original() {
         .iter()
         .find(|f| f["path"] == "artifacts/env.log")
         .unwrap();
-    assert_eq!(row["sealed"]["hmac_sha256"].as_str().unwrap().len(), 64, "{row}");
+    assert_eq!(
+        row["sealed"]["hmac_sha256"].as_str().unwrap().len(),
+        64,
+        "{row}"
+    );
     assert!(audit["verification"]["sealed"].is_object());
 
     let verify = |key: &Path, sealed: &Path| {
@@ -178,7 +192,10 @@ fn with_the_key_an_auditor_ties_each_copy_to_its_sealed_original() {
     let o = verify(&key, &forged);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let text = stdout(&o);
-    assert!(text.contains("does not match the sealed original"), "{text}");
+    assert!(
+        text.contains("does not match the sealed original"),
+        "{text}"
+    );
     assert!(!text.contains("10.20.30"), "{text}");
 }
 
@@ -224,7 +241,11 @@ fn keys_that_would_weaken_the_commitment_are_refused() {
     assert!(!out.exists(), "nothing was built");
     let o = run(exhibit().arg("verify").arg(&dir).arg("--sealed").arg(&dir));
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("give the key with `--key-file FILE`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("give the key with `--key-file FILE`"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -241,7 +262,9 @@ fn private_names_are_redacted_in_every_channel() {
     }
     let notes = dir.join("index.md");
     let mut text = read(&notes);
-    text.push_str("\nLogs: [db](artifacts/db01.internal.log) and `artifacts/home/alice/run.log`.\n");
+    text.push_str(
+        "\nLogs: [db](artifacts/db01.internal.log) and `artifacts/home/alice/run.log`.\n",
+    );
     std::fs::write(&notes, text).unwrap();
     seal(&dir);
     let out = dir.parent().unwrap().join("site");
