@@ -331,7 +331,7 @@ impl Redactor {
         }
     }
 
-    fn placeholder(&self, h: &Hit) -> String {
+    pub(crate) fn placeholder(&self, h: &Hit) -> String {
         self.register(std::slice::from_ref(h));
         let t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         let n = t.ids[&(h.category, h.key.clone())];

@@ -343,18 +343,21 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn an_unlisted_binary_is_refused() {
+fn a_plain_path_binary_entry_is_explained() {
     let dir = fixture("leaky");
     let meta = dir.join("campaign.json");
-    let text = read(&meta).replace(r#""binary": ["artifacts/logo.png"]"#, r#""binary": []"#);
+    let text = read(&meta).replace(r#""binary": []"#, r#""binary": ["artifacts/logo.png"]"#);
     std::fs::write(&meta, text).unwrap();
     seal(&dir);
     let out = dir.parent().unwrap().join("site");
     let o = build(&dir, &out);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("artifacts/logo.png"), "{err}");
-    assert!(err.contains("redaction.binary"), "{err}");
+    assert!(err.contains("campaign.json:"), "{err}");
+    assert!(
+        err.contains(r#"{"path": "artifacts/logo.png", "sha256": "#),
+        "{err}"
+    );
     assert!(!out.exists(), "nothing is published");
 }
 
@@ -409,7 +412,7 @@ fn scan_reports_findings_by_position_without_values() {
         "credential",
         "policy",
     ];
-    for line in text.lines().filter(|l| !l.ends_with("binary, not scanned")) {
+    for line in text.lines() {
         if line.contains(" finding") {
             continue;
         }
@@ -432,7 +435,7 @@ fn scan_reports_findings_by_position_without_values() {
     assert!(text.contains(&format!("{shown}:7:")), "{text}");
     assert!(text.contains(": policy"), "campaign policy applied: {text}");
     assert!(
-        text.contains("artifacts/logo.png: binary, not scanned"),
+        text.contains("(1 binary or archive, scanned for printable text)"),
         "{text}"
     );
     for c in ["private-endpoint", "host-path", "gpu-uuid", "credential"] {
