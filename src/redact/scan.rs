@@ -233,6 +233,8 @@ struct Decode {
     backslash: bool,
     json: bool,
     tags: bool,
+    /// Markdown emphasis and code marks (`10.0.*0*.5` reads as an address).
+    emphasis: bool,
 }
 
 /// The views of `raw` besides itself that `view` asks for (none when the
@@ -254,6 +256,7 @@ fn views(raw: &[u8], view: View) -> Vec<Decoded> {
             Decode {
                 backslash: true,
                 tags: true,
+                emphasis: true,
                 ..entities
             },
         ],
@@ -274,6 +277,7 @@ fn views(raw: &[u8], view: View) -> Vec<Decoded> {
             (d.entities && has(b'&'))
                 || ((d.backslash || d.json) && has(b'\\'))
                 || (d.tags && has(b'<'))
+                || (d.emphasis && (has(b'*') || has(b'_') || has(b'`')))
         })
         .map(|d| decode(raw, d))
         .collect()
@@ -316,6 +320,10 @@ fn decode(raw: &[u8], d: Decode) -> Decoded {
                 i += len;
                 continue;
             }
+        }
+        if d.emphasis && matches!(b, b'*' | b'_' | b'`') {
+            i += 1;
+            continue;
         }
         if d.backslash && b == b'\\' && raw.get(i + 1).is_some_and(u8::is_ascii_punctuation) {
             out.push(&raw[i + 1..i + 2], i, i + 2);
@@ -565,6 +573,28 @@ pub(crate) fn peek<R: Read>(mut reader: R) -> Result<(Vec<u8>, impl Read)> {
     Ok((head.clone(), std::io::Cursor::new(head).chain(reader)))
 }
 
+/// The largest zstd window decoded (the reference decoder's default
+/// limit): the decoder keeps up to a window of output in memory, so a
+/// frame asking for more is skipped rather than allowed to take it.
+const ZSTD_WINDOW: u64 = 128 << 20;
+
+/// The window a zstd frame header asks for (RFC 8878, 3.1.1.1): the
+/// content size for a single-segment frame, else its window descriptor.
+/// The decoder crate does not expose its header parser.
+fn zstd_window(head: &[u8]) -> Option<u64> {
+    let fhd = *head.get(4)?;
+    if fhd & 0x20 == 0 {
+        let wd = *head.get(5)?;
+        let base = 1u64 << (10 + (wd >> 3));
+        return Some(base + base / 8 * u64::from(wd & 7));
+    }
+    let at = 5 + [0, 1, 2, 4][usize::from(fhd & 3)];
+    let size = [1, 2, 4, 8][usize::from(fhd >> 6)];
+    let mut le = [0u8; 8];
+    le[..size].copy_from_slice(head.get(at..at + size)?);
+    Some(u64::from_le_bytes(le) + if size == 2 { 256 } else { 0 })
+}
+
 /// Archives inside archives are followed this deep; deeper is skipped.
 const DEPTH: usize = 4;
 
@@ -634,7 +664,13 @@ fn scan_stream(
                 None => name,
             };
             let view = View::of(Path::new(&name));
-            if kind == Kind::Gzip {
+            let window = zstd_window(&head);
+            if kind == Kind::Zstd && window.is_none_or(|w| w > ZSTD_WINDOW) {
+                Err(anyhow::anyhow!(
+                    "its zstd frame asks for a window over {} MiB",
+                    ZSTD_WINDOW >> 20
+                ))
+            } else if kind == Kind::Gzip {
                 let mut d = flate2::read::MultiGzDecoder::new(reader);
                 scan_stream(det, &mut d, view, (&name, Some(&name)), depth + 1, out)
             } else {

@@ -204,17 +204,25 @@ fn compressed_logs_and_archives_refuse_naming_archive_and_member() {
     let tarred = tar_of(&[("logs/a.log", b"fine\n"), ("logs/b.log", log.as_bytes())]);
     let dir = campaign_with(&[
         ("env.log.gz", gzip(log.as_bytes())),
+        (
+            "env.log.zst",
+            ruzstd::encoding::compress_to_vec(
+                log.as_bytes(),
+                ruzstd::encoding::CompressionLevel::Fastest,
+            ),
+        ),
         ("logs.tar", tarred.clone()),
         ("logs.tar.gz", gzip(&tarred)),
         ("logs.tgz", gzip(&tarred)),
         ("ok.tar.gz", gzip(&tar_of(&[("x.log", b"nothing here\n")]))),
     ]);
     let err = refused(&dir);
-    let body: Vec<&str> = err.lines().skip(1).take(4).collect();
+    let body: Vec<&str> = err.lines().skip(1).take(5).collect();
     assert_eq!(
         body,
         [
             "  CAMPAIGN/artifacts/env.log.gz > env.log:1:6: private-endpoint in an archive member",
+            "  CAMPAIGN/artifacts/env.log.zst > env.log:1:6: private-endpoint in an archive member",
             "  CAMPAIGN/artifacts/logs.tar > logs/b.log:1:6: private-endpoint in an archive member",
             "  CAMPAIGN/artifacts/logs.tar.gz > logs.tar/logs/b.log:1:6: private-endpoint in an archive member",
             "  CAMPAIGN/artifacts/logs.tgz > logs.tar/logs/b.log:1:6: private-endpoint in an archive member",
@@ -261,6 +269,18 @@ fn scan_lists_content_it_could_not_read_and_exits_1() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["clean"], false);
     assert_eq!(v["skipped"].as_array().unwrap().len(), 1, "{v}");
+    // A zstd frame asking for a 3 TiB window is skipped, never allocated.
+    std::fs::write(dir.join("bomb.zst"), b"\x28\xb5\x2f\xfd\x00\xff\0\0\0\0").unwrap();
+    let o = run(exhibit().arg("scan").arg("--json").arg(&dir));
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(
+        v["skipped"].to_string().contains(
+            "bomb.zst: could not be read as Zstd: its zstd frame asks for a window over 128 MiB"
+        ),
+        "{v}"
+    );
+    std::fs::remove_file(dir.join("bomb.zst")).unwrap();
     // A binary scanned for its printable runs is found, not skipped.
     std::fs::remove_file(dir.join("broken.gz")).unwrap();
     std::fs::write(dir.join("blob.bin"), b"\0\x01host 10.20.30.40\0").unwrap();

@@ -601,12 +601,11 @@ fn values_hidden_by_markup_or_escapes_fail_closed() {
     let o = build(&dir, &out);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
-    for at in [
-        "minimal/index.html:",
-        "minimal/index.md:",
-        "minimal/data/escaped.json:1:",
-    ] {
-        assert!(err.contains(at), "{at} not named: {err}");
+    // The page the renderer wrote is caught; the copies of the source and
+    // the data file are redacted in every view, so they are not.
+    assert!(err.contains("minimal/index.html:"), "{err}");
+    for copy in ["minimal/index.md:", "escaped.json"] {
+        assert!(!err.contains(copy), "{copy} named: {err}");
     }
     assert!(
         !err.contains("10.0.0.41") && !err.contains("10.0.0.9"),
