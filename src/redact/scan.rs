@@ -989,7 +989,9 @@ pub fn scan_path_except(
     }
     // Names are checked one by one only if one of them could hold a value.
     let check_names = det.any_candidate_in(files.iter().map(|(rel, _)| rel.as_str()));
-    let results: Vec<Result<(Vec<Finding>, bool, Vec<String>)>> =
+    // Per file: findings, whether it is binary, what was skipped.
+    type One = (Vec<Finding>, bool, Vec<String>);
+    let results: Vec<Result<One>> =
         files
             .par_iter()
             .map(|(rel, full)| {
