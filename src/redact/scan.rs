@@ -156,8 +156,6 @@ pub struct Scanned {
     /// Content that could not be read, and why (a corrupt archive, nesting
     /// too deep): never reported clean.
     pub skipped: Vec<String>,
-    /// UTF-16 text: its copy is decoded, redacted and re-encoded.
-    pub utf16: bool,
 }
 
 impl Scanned {
@@ -708,9 +706,6 @@ fn scan_stream(
             Ok(())
         })(),
         Kind::Utf16 { big_endian } => {
-            if member.is_none() {
-                out.utf16 = true;
-            }
             let mut reader = reader;
             let mut bom = [0u8; 2];
             reader.read_exact(&mut bom)?;

@@ -264,6 +264,10 @@ fn scan_lists_content_it_could_not_read_and_exits_1() {
     );
     assert!(text.contains("skipped, not scanned"), "{text}");
     assert!(!text.contains("no private values found"), "{text}");
+    assert_eq!(
+        stderr(&o),
+        format!("error: 1 part not scanned in `{}`\n", dir.display())
+    );
     let o = run(exhibit().arg("scan").arg("--json").arg(&dir));
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
