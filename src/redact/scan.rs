@@ -449,25 +449,7 @@ pub(crate) fn redact_view<'t>(
     view: View,
     counts: &mut super::Counts,
 ) -> Cow<'t, [u8]> {
-    let hits = find_all(&r.detector, raw, view);
-    if hits.is_empty() {
-        return Cow::Borrowed(raw);
-    }
-    let mut out = Vec::with_capacity(raw.len());
-    let mut at = 0;
-    for h in &hits {
-        out.extend_from_slice(&raw[at..h.start]);
-        out.extend_from_slice(r.placeholder(h).as_bytes());
-        // A PEM block keeps its line count, so later lines keep their numbers.
-        out.extend(std::iter::repeat_n(
-            b'\n',
-            memchr::memchr_iter(b'\n', &raw[h.start..h.end]).count(),
-        ));
-        *counts.entry(h.category).or_insert(0) += 1;
-        at = h.end;
-    }
-    out.extend_from_slice(&raw[at..]);
-    Cow::Owned(out)
+    r.replace(raw, &find_all(&r.detector, raw, view), counts)
 }
 
 /// `s` with every finding replaced by its category in brackets: a name

@@ -2,6 +2,7 @@
 //! archives, and the decoded views of Markdown, JSON and HTML. Each private
 //! value is redacted or the build refuses; none is ever published.
 
+use crate::redact::sha256_hex;
 use crate::*;
 use std::io::Write;
 
@@ -98,14 +99,6 @@ fn refused(dir: &Path) -> String {
     let err = stderr(&o);
     assert!(!err.contains(VALUE), "never the value: {err}");
     err.replace(&dir.display().to_string(), "CAMPAIGN")
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[test]

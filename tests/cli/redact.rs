@@ -334,7 +334,7 @@ fn report_counts_redactions_and_hashes_both_copies() {
     assert!(o.status.success(), "{}", stdout(&o));
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(bytes)
         .iter()
