@@ -656,7 +656,14 @@ fn scan_stream(
             } else {
                 match ruzstd::decoding::StreamingDecoder::new(reader) {
                     Ok(mut d) => {
-                        scan_stream(det, &mut d, view, (&name, Some(&name)), depth + 1, out)
+                        scan_stream(det, &mut d, view, (&name, Some(&name)), depth + 1, out)?;
+                        // The decoder reads one frame: more after it is not
+                        // scanned, so it is not called clean.
+                        let mut more = [0u8; 1];
+                        if d.into_inner().read(&mut more)? > 0 {
+                            skip(out, "a zstd frame after the first was not read".into());
+                        }
+                        Ok(())
                     }
                     Err(e) => Err(anyhow::anyhow!("{e}")),
                 }

@@ -278,6 +278,22 @@ fn scan_lists_content_it_could_not_read_and_exits_1() {
         "{v}"
     );
     std::fs::remove_file(dir.join("bomb.zst")).unwrap();
+    // Two zstd frames: the decoder reads one, so the file is not clean.
+    let frame = || {
+        ruzstd::encoding::compress_to_vec(
+            &b"fine\n"[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        )
+    };
+    std::fs::write(dir.join("two.zst"), [frame(), frame()].concat()).unwrap();
+    let o = run(exhibit().arg("scan").arg(&dir));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("two.zst: a zstd frame after the first was not read"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::remove_file(dir.join("two.zst")).unwrap();
     // A binary scanned for its printable runs is found, not skipped.
     std::fs::remove_file(dir.join("broken.gz")).unwrap();
     std::fs::write(dir.join("blob.bin"), b"\0\x01host 10.20.30.40\0").unwrap();
