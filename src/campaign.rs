@@ -48,18 +48,56 @@ pub struct Policy {
     pub patterns: Vec<String>,
     #[serde(default)]
     pub allow: Vec<String>,
-    /// Binary files (exact paths, or folders ending in `/`) published
-    /// without being scanned.
+    /// Binary files and archives published as they are although the scan
+    /// found something in them: each accepted by path and exact hash, so
+    /// a changed file is scanned and judged again.
     #[serde(default)]
-    pub binary: Vec<String>,
+    pub binary: Vec<Accepted>,
+}
+
+/// One `redaction.binary` entry: `{"path": "...", "sha256": "..."}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Accepted {
+    pub path: String,
+    pub sha256: String,
+}
+
+impl<'de> Deserialize<'de> for Accepted {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Entry {
+            path: String,
+            sha256: String,
+        }
+        let v = serde_json::Value::deserialize(d)?;
+        if let serde_json::Value::String(s) = &v {
+            // Plain paths once meant "published unscanned"; every file is
+            // scanned now, and only an exact file can be accepted.
+            return Err(D::Error::custom(format!(
+                "`redaction.binary` entry `{s}` is a plain path; binary files are scanned now, and one with a finding is published only if accepted by its exact hash: write {{\"path\": \"{s}\", \"sha256\": \"<64 hex digits>\"}} (a binary with no finding needs no entry)"
+            )));
+        }
+        let e = Entry::deserialize(v).map_err(D::Error::custom)?;
+        if e.sha256.len() != 64 || !e.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(D::Error::custom(format!(
+                "`redaction.binary` entry `{}`: `sha256` must be 64 hex digits",
+                e.path
+            )));
+        }
+        Ok(Accepted {
+            path: e.path,
+            sha256: e.sha256.to_ascii_lowercase(),
+        })
+    }
 }
 
 impl Policy {
-    /// Does the policy let this binary file through unscanned?
-    pub fn allows_binary(&self, path: &str) -> bool {
-        self.binary
-            .iter()
-            .any(|b| b == path || (b.ends_with('/') && path.starts_with(b.as_str())))
+    /// Does the policy accept this exact file (path and hash) as it is,
+    /// whatever its scan found?
+    pub fn accepts(&self, path: &str, sha256: Option<&str>) -> bool {
+        sha256.is_some_and(|h| self.binary.iter().any(|b| b.path == path && b.sha256 == h))
     }
 }
 

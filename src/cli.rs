@@ -177,13 +177,18 @@ pub fn run(cli: Cli) -> Result<()> {
             if report.clean() {
                 Ok(())
             } else {
+                let plural = |n: usize| if n == 1 { "" } else { "s" };
+                let (found, skipped) = (report.findings.len(), report.skipped.len());
+                let mut what = Vec::new();
+                if found > 0 {
+                    what.push(format!("{found} private value{} found", plural(found)));
+                }
+                // Content not scanned is never reported clean.
+                if skipped > 0 {
+                    what.push(format!("{skipped} part{} not scanned", plural(skipped)));
+                }
                 Err(EvidenceFailed {
-                    report: format!(
-                        "{} private value{} found in `{}`",
-                        report.findings.len(),
-                        if report.findings.len() == 1 { "" } else { "s" },
-                        path.display()
-                    ),
+                    report: format!("{} in `{}`", what.join(", "), path.display()),
                 }
                 .into())
             }

@@ -11,7 +11,7 @@ use anyhow::Result;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 /// One campaign as the public will see it.
@@ -21,7 +21,8 @@ pub struct Public {
     names: BTreeMap<String, String>,
     /// public path -> original path
     reverse: HashMap<String, String>,
-    /// Binary files the policy lets through unscanned (original paths).
+    /// Binaries and archives, published as they are: nothing was found in
+    /// them, or the policy accepts their exact bytes (original paths).
     pub binary: BTreeSet<String>,
     /// Text files in which the input scan found nothing (original paths).
     pub clean: BTreeSet<String>,
@@ -79,7 +80,7 @@ fn scan_input(
     kept: Option<&[u8]>,
 ) -> Result<scan::Scanned> {
     let scan = || match kept {
-        Some(bytes) => scan::scan_bytes(&r.detector, bytes, scan::View::of(path)),
+        Some(bytes) => scan::scan_file_named(&r.detector, bytes, path),
         None => scan_verified(r, path, sha256),
     };
     let (Some(cache), Some(sha)) = (SCANS.get(), sha256) else {
@@ -97,25 +98,31 @@ fn scan_input(
     Ok(scanned)
 }
 
+/// A reader hashing and counting what is read through it.
+struct Hashing<R> {
+    inner: R,
+    hash: Sha256,
+    bytes: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
 /// Scan a file from disk, hashing what is read: a file that no longer has
 /// its verified bytes is refused, so "clean" always means "these bytes".
 fn scan_verified(r: &Redactor, path: &Path, sha256: Option<&str>) -> Result<scan::Scanned> {
-    struct Hashing<R> {
-        inner: R,
-        hash: Sha256,
-    }
-    impl<R: std::io::Read> std::io::Read for Hashing<R> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = self.inner.read(buf)?;
-            self.hash.update(&buf[..n]);
-            Ok(n)
-        }
-    }
     let mut reader = Hashing {
         inner: crate::fsx::open(path)?,
         hash: Sha256::new(),
+        bytes: 0,
     };
-    let scanned = scan::scan_reader(&r.detector, &mut reader, scan::View::of(path))
+    let scanned = scan::scan_file_named(&r.detector, &mut reader, path)
         .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))?;
     if let Some(expected) = sha256 {
         // Read to the end, in case the scan stopped early (binary).
@@ -150,12 +157,6 @@ pub fn prepare(
     let scanned: Vec<Result<scan::Scanned>> = jobs
         .par_iter()
         .map(|(i, f)| {
-            if cs[*i].meta.redaction.allows_binary(f) {
-                return Ok(scan::Scanned {
-                    binary: true,
-                    hits: Vec::new(),
-                });
-            }
             let e = &evidences[*i];
             scan_input(
                 r,
@@ -178,25 +179,30 @@ pub fn prepare(
     let check_names = r
         .detector
         .any_candidate_in(rooted.iter().map(String::as_str));
-    let mut refused = String::new();
+    let (mut refused, mut accept) = (String::new(), Vec::new());
     for ((i, f), s) in jobs.iter().zip(scanned) {
         let s = s?;
         let c = &cs[*i];
         if check_names {
             r.register_name(f);
         }
-        if s.binary {
-            if c.meta.redaction.allows_binary(f) {
-                publics[*i].binary.insert(f.clone());
-            } else {
-                refused.push_str(&format!(
-                    "  {}: binary, so it cannot be scanned for private values; list it under `redaction.binary` in {} to publish it as it is\n",
-                    c.path(f).display(),
-                    campaign::META_NAME
+        if s.binary || !s.skipped.is_empty() {
+            // Not text: published only as it is, so only if nothing was
+            // found in it (or the policy accepts these exact bytes).
+            let sha = evidences[*i].verified_sha256(f);
+            if (s.found() || !s.skipped.is_empty()) && !c.meta.redaction.accepts(f, sha) {
+                let shown = scan::mask(&r.detector, &c.path(f).display().to_string());
+                refused.push_str(&refusal(&shown, &s));
+                accept.push(format!(
+                    "{{\"path\": \"{}\", \"sha256\": \"{}\"}}",
+                    scan::mask(&r.detector, f),
+                    sha.unwrap_or("<its SHA-256>")
                 ));
             }
+            publics[*i].binary.insert(f.clone());
+            continue;
         }
-        if !s.binary && s.hits.is_empty() {
+        if s.hits.is_empty() {
             publics[*i].clean.insert(f.clone());
         }
         let hits: Vec<_> = s.hits.into_iter().map(|(_, _, h)| h).collect();
@@ -205,8 +211,10 @@ pub fn prepare(
     if !refused.is_empty() {
         return Err(EvidenceFailed {
             report: format!(
-                "refusing to publish files that cannot be scanned:\n{}",
-                refused.trim_end()
+                "refusing to publish files whose private values cannot be redacted in place:\n{}\nremove the values from these files, or accept each exact file as it is under `redaction.binary` in {}: [{}]",
+                refused.trim_end(),
+                campaign::META_NAME,
+                accept.join(", ")
             ),
         }
         .into());
@@ -229,6 +237,33 @@ pub fn prepare(
     Ok(publics)
 }
 
+/// The lines of a refusal for one binary or archive: where each finding
+/// is and its category, never the value.
+fn refusal(shown: &str, s: &scan::Scanned) -> String {
+    let mut out = String::new();
+    for (line, column, h) in &s.hits {
+        out.push_str(&format!(
+            "  {shown}:{line}:{column}: {} in a binary file\n",
+            h.category.as_str()
+        ));
+    }
+    for (member, line, column, category) in &s.inner {
+        let at = if *line == 0 {
+            " (member name)".to_string()
+        } else {
+            format!(":{line}:{column}")
+        };
+        out.push_str(&format!(
+            "  {shown} > {member}{at}: {} in an archive member\n",
+            category.as_str()
+        ));
+    }
+    for why in &s.skipped {
+        out.push_str(&format!("  {shown}: skipped, not scanned: {why}\n"));
+    }
+    out
+}
+
 /// What publishing one file did.
 #[derive(Debug, Clone)]
 pub struct Copied {
@@ -240,7 +275,7 @@ pub struct Copied {
     /// The published copy's size.
     pub published_bytes: u64,
     pub redactions: Counts,
-    /// Published as it is, unscanned, because the policy allows it.
+    /// A binary or archive published as it is.
     pub binary: bool,
 }
 
@@ -251,13 +286,17 @@ pub enum Mode {
     Redact,
     /// Text the same detector already found clean: copied as it is.
     Verbatim,
-    /// Binary the policy lets through unscanned.
+    /// A binary or archive: copied as it is (nothing found in it, or
+    /// accepted by hash).
     Binary,
 }
 
 /// Copy `from` (or its `kept` bytes, exactly as verified) to `to`,
 /// redacting text on the way unless `mode` says otherwise, and check the
-/// original still has the verified hash.
+/// original still has the verified hash. Text is redacted in every view
+/// the scan reads it in (a value behind a Markdown escape or a JSON
+/// `\u` escape is replaced where it is written); UTF-16 is decoded,
+/// redacted and encoded again.
 pub fn copy(
     r: &Redactor,
     from: &Path,
@@ -266,53 +305,52 @@ pub fn copy(
     expected: &str,
     mode: Mode,
 ) -> Result<Copied> {
-    if let Some(bytes) = kept {
-        let sha256 = expected.to_string();
-        let mut counts = Counts::new();
-        let published = if mode == Mode::Redact {
-            r.redact_bytes(bytes, &mut counts)
-        } else {
-            bytes.into()
-        };
-        std::fs::write(to, &published)
-            .map_err(|e| anyhow::anyhow!("failed to write `{}`: {e}", to.display()))?;
-        let published_sha256 = if published.as_ref() == bytes {
-            sha256.clone()
-        } else {
-            crate::hash::sha256_bytes(&published)
-        };
-        return Ok(Copied {
-            sha256,
-            published_sha256,
-            bytes: bytes.len() as u64,
-            published_bytes: published.len() as u64,
-            redactions: counts,
-            binary: mode == Mode::Binary,
-        });
-    }
+    let source: Box<dyn std::io::Read + '_> = match kept {
+        Some(bytes) => Box::new(bytes),
+        None => Box::new(crate::fsx::open(from)?),
+    };
+    let mut reader = Hashing {
+        inner: source,
+        hash: Sha256::new(),
+        bytes: 0,
+    };
     // The caller has made the folder.
     let file = std::fs::File::create(to)
         .map_err(|e| anyhow::anyhow!("failed to create `{}`: {e}", to.display()))?;
     let mut out = std::io::BufWriter::new(file);
-    let (mut orig, mut publ) = (Sha256::new(), Sha256::new());
-    let (mut bytes, mut published_bytes) = (0u64, 0u64);
+    let (mut publ, mut published_bytes) = (Sha256::new(), 0u64);
     let mut counts = Counts::new();
     let write_err = |e: std::io::Error| anyhow::anyhow!("failed to write `{}`: {e}", to.display());
-    scan::for_each_chunk(crate::fsx::open(from)?, |chunk| {
-        orig.update(chunk);
-        bytes += chunk.len() as u64;
-        let redacted = if mode == Mode::Redact {
-            r.redact_bytes(chunk, &mut counts)
+    let read_err = |e: anyhow::Error| anyhow::anyhow!("failed to read `{}`: {e}", from.display());
+    let mut write = |bytes: &[u8]| -> Result<()> {
+        publ.update(bytes);
+        published_bytes += bytes.len() as u64;
+        out.write_all(bytes).map_err(write_err)
+    };
+    if mode == Mode::Redact {
+        let view = scan::View::of(from);
+        let (head, mut rest) = scan::peek(&mut reader).map_err(read_err)?;
+        if let scan::Kind::Utf16 { big_endian } = scan::Kind::of(&head) {
+            let mut bom = [0u8; 2];
+            rest.read_exact(&mut bom)?;
+            write(&bom)?;
+            scan::for_each_chunk(scan::Utf16Reader::new(rest, big_endian), |chunk| {
+                let redacted = scan::redact_view(r, chunk, view, &mut counts);
+                write(&scan::encode_utf16(&redacted, big_endian))
+            })
         } else {
-            chunk.into()
-        };
-        publ.update(&redacted);
-        published_bytes += redacted.len() as u64;
-        out.write_all(&redacted).map_err(write_err)
-    })
-    .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", from.display()))?;
+            scan::for_each_chunk(rest, |chunk| {
+                write(&scan::redact_view(r, chunk, view, &mut counts))
+            })
+        }
+        .map_err(read_err)?;
+    } else {
+        scan::for_each_chunk(&mut reader, |chunk| write(chunk)).map_err(read_err)?;
+    }
+    // Read to the end whatever the copy left unread.
+    std::io::copy(&mut reader, &mut std::io::sink())?;
     out.flush().map_err(write_err)?;
-    let sha256 = crate::hash::hex(&orig.finalize());
+    let sha256 = crate::hash::hex(&reader.hash.finalize());
     if sha256 != expected {
         return Err(EvidenceFailed {
             report: format!(
@@ -325,7 +363,7 @@ pub fn copy(
     Ok(Copied {
         sha256,
         published_sha256: crate::hash::hex(&publ.finalize()),
-        bytes,
+        bytes: reader.bytes,
         published_bytes,
         redactions: counts,
         binary: mode == Mode::Binary,

@@ -401,8 +401,12 @@ fn accept_edits(e: &mut Evidence) -> Vec<String> {
 /// by this same detector, so their findings stand and they are not read
 /// back.
 fn rescan(staging: &Path, r: &Redactor, written: &Written, prescanned: bool) -> Result<()> {
+    // Binaries and archives were scanned as inputs and copied as they are
+    // (findings in them refused or accepted by hash): not read again.
     let report = scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), &|rel| {
-        written.verbatim.contains(rel) || (prescanned && written.prescanned.contains_key(rel))
+        written.verbatim.contains(rel)
+            || written.unscanned.contains(rel)
+            || (prescanned && written.prescanned.contains_key(rel))
     })?;
     let unscanned = &written.unscanned;
     let mut found: Vec<(String, usize, usize, &'static str)> = report
@@ -428,6 +432,9 @@ fn rescan(staging: &Path, r: &Redactor, written: &Written, prescanned: bool) -> 
     let mut problems = String::new();
     for (file, line, column, category) in &found {
         problems.push_str(&format!("  {file}:{line}:{column}: {category}\n"));
+    }
+    for b in &report.skipped {
+        problems.push_str(&format!("  {b}: output that could not be scanned\n"));
     }
     for b in binary.iter().filter(|b| !unscanned.contains(*b)) {
         problems.push_str(&format!("  {b}: binary output that was never scanned\n"));
@@ -867,7 +874,7 @@ struct Site<'a> {
 /// Files the rescan treats apart (paths relative to the staging folder).
 #[derive(Default)]
 struct Written {
-    /// Binary files published unscanned by policy.
+    /// Binaries and archives published as they are (scanned as inputs).
     unscanned: BTreeSet<String>,
     /// Exact copies of inputs the same detector found clean: only their
     /// names are scanned again.

@@ -381,13 +381,23 @@ impl Redactor {
 
     /// `text` with every finding replaced, counting what was replaced.
     pub fn redact_bytes<'t>(&self, text: &'t [u8], counts: &mut Counts) -> Cow<'t, [u8]> {
-        let hits = self.detector.find(text);
+        self.replace(text, &self.detector.find(text), counts)
+    }
+
+    /// `text` with the spans of `hits` (in order, not overlapping)
+    /// replaced by their placeholders, counting what was replaced.
+    pub(crate) fn replace<'t>(
+        &self,
+        text: &'t [u8],
+        hits: &[Hit],
+        counts: &mut Counts,
+    ) -> Cow<'t, [u8]> {
         if hits.is_empty() {
             return Cow::Borrowed(text);
         }
         let mut out = Vec::with_capacity(text.len());
         let mut at = 0;
-        for h in &hits {
+        for h in hits {
             out.extend_from_slice(&text[at..h.start]);
             out.extend_from_slice(self.placeholder(h).as_bytes());
             // A PEM block keeps its line count, so later lines keep their numbers.

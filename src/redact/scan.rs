@@ -89,15 +89,54 @@ fn rfind(h: &[u8], n: &[u8]) -> Option<usize> {
     h.windows(n.len()).rposition(|w| w == n)
 }
 
-/// Is this chunk text (UTF-8 without NUL bytes)?
-pub fn is_text(chunk: &[u8]) -> bool {
-    !chunk.contains(&0) && std::str::from_utf8(chunk).is_ok()
+/// What a file is, told from its first bytes (at most [`HEAD`] of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Bytes without NUL: UTF-8, Latin-1 or any ASCII-compatible encoding,
+    /// scanned and redacted as bytes (the detectors match ASCII values).
+    Text,
+    /// UTF-16 with a byte order mark: decoded to scan, re-encoded when redacted.
+    Utf16 {
+        big_endian: bool,
+    },
+    Gzip,
+    Zstd,
+    Tar,
+    /// Anything else with a NUL byte: scanned for printable runs.
+    Binary,
+}
+
+/// How many leading bytes [`Kind::of`] looks at (a tar header's magic ends
+/// at byte 263).
+pub(crate) const HEAD: usize = 512;
+
+impl Kind {
+    pub(crate) fn of(head: &[u8]) -> Kind {
+        match head {
+            [0xFF, 0xFE, ..] => Kind::Utf16 { big_endian: false },
+            [0xFE, 0xFF, ..] => Kind::Utf16 { big_endian: true },
+            [0x1F, 0x8B, ..] => Kind::Gzip,
+            [0x28, 0xB5, 0x2F, 0xFD, ..] => Kind::Zstd,
+            _ if head.len() >= 262 && &head[257..262] == b"ustar" => Kind::Tar,
+            _ if head.contains(&0) => Kind::Binary,
+            _ => Kind::Text,
+        }
+    }
+
+    /// Compressed or archived: scanned through its members, published
+    /// only as it is.
+    pub(crate) fn is_archive(self) -> bool {
+        matches!(self, Kind::Gzip | Kind::Zstd | Kind::Tar)
+    }
 }
 
 /// A finding as reported: where, and what kind; never the value.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Finding {
     pub file: String,
+    /// The member of an archive the finding is in (its name masked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
     pub line: usize,
     pub column: usize,
     pub category: Category,
@@ -106,9 +145,24 @@ pub struct Finding {
 /// What scanning one file found.
 #[derive(Default, Clone)]
 pub struct Scanned {
+    /// Not text: a binary file (scanned for printable runs) or an archive
+    /// (scanned through its members); either is published only as it is.
     pub binary: bool,
-    /// (line, column, hit) in file order.
+    /// (line, column, hit) in file order; for UTF-16, in the decoded text.
     pub hits: Vec<(usize, usize, Hit)>,
+    /// Findings inside an archive's members: (member, masked with
+    /// [`mask`]; line; column; category).
+    pub inner: Vec<(String, usize, usize, Category)>,
+    /// Content that could not be read, and why (a corrupt archive, nesting
+    /// too deep): never reported clean.
+    pub skipped: Vec<String>,
+}
+
+impl Scanned {
+    /// Anything found, at the top or inside.
+    pub fn found(&self) -> bool {
+        !self.hits.is_empty() || !self.inner.is_empty()
+    }
 }
 
 /// How a file's text is read besides as it is: the forms a reader (or a
@@ -116,13 +170,16 @@ pub struct Scanned {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
     Plain,
-    /// Markdown: also with character references decoded.
+    /// Markdown: also with backslash escapes and character references
+    /// decoded, and with inline tags taken out.
     Markdown,
     /// HTML, SVG, XML: references decoded, and also the text with the
     /// tags taken out (`10.0.<em>0</em>.5` reads as an address).
     Markup,
     /// JSON and JSONL: also with `\uXXXX` and `\/` escapes decoded.
     Json,
+    /// Not text: the printable runs, ASCII (as the bytes are) and UTF-16LE.
+    Strings,
 }
 
 impl View {
@@ -137,67 +194,561 @@ impl View {
     }
 }
 
-/// Scan a file's text in every [`View`] of it. Stops at the first chunk
-/// that is not text. Positions are those of the first view; a value seen
-/// only in a later one is reported once, at its line.
-pub fn scan_reader(det: &Detector, reader: impl Read, view: View) -> Result<Scanned> {
-    scan_chunks(det, view, |f| for_each_chunk(reader, f))
+/// A decoded view of raw bytes: its text, and for each of its bytes the
+/// raw span it came from, so a value found in the view is replaced in the
+/// raw bytes.
+struct Decoded {
+    text: Vec<u8>,
+    from: Vec<u32>,
+    to: Vec<u32>,
 }
 
-/// [`scan_reader`] over bytes in memory, without copying them when they
-/// fit one chunk.
-pub fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Scanned> {
-    if bytes.len() <= CHUNK {
-        scan_chunks(det, view, |f| f(bytes))
-    } else {
-        scan_reader(det, bytes, view)
+impl Decoded {
+    fn push(&mut self, bytes: &[u8], from: usize, to: usize) {
+        self.text.extend_from_slice(bytes);
+        for _ in bytes {
+            self.from.push(from as u32);
+            self.to.push(to as u32);
+        }
+    }
+
+    fn push_char(&mut self, c: char, from: usize, to: usize) {
+        // A decoded line break would join or split lines: a space instead.
+        let c = if c == '\n' || c == '\r' { ' ' } else { c };
+        self.push(c.encode_utf8(&mut [0; 4]).as_bytes(), from, to);
+    }
+
+    /// The raw span of view bytes `start..end`.
+    fn raw(&self, start: usize, end: usize) -> (usize, usize) {
+        (self.from[start] as usize, self.to[end - 1] as usize)
     }
 }
 
-fn scan_chunks(
-    det: &Detector,
-    view: View,
-    feed: impl FnOnce(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>,
-) -> Result<Scanned> {
-    let mut out = Scanned::default();
-    let mut line = 1;
-    feed(&mut |chunk: &[u8]| {
-        if out.binary || !is_text(chunk) {
-            out.binary = true;
-            return Ok(());
-        }
-        let text = std::str::from_utf8(chunk).unwrap_or_default();
-        let views: Vec<Cow<'_, str>> = match view {
-            View::Plain => vec![Cow::Borrowed(text)],
-            View::Markdown => vec![decode_entities(text)],
-            View::Markup => {
-                let decoded = decode_entities(text);
-                let stripped = strip_tags(text);
-                let stripped = match decode_entities(&stripped) {
-                    Cow::Borrowed(_) => Cow::Owned(stripped),
-                    Cow::Owned(d) => Cow::Owned(d),
-                };
-                vec![decoded, stripped]
-            }
-            View::Json => vec![Cow::Borrowed(text), decode_json_escapes(text)],
-        };
-        let first = out.hits.len();
-        let mut seen: std::collections::HashSet<(usize, String)> = std::collections::HashSet::new();
-        for (n, v) in views.iter().enumerate() {
-            if n > 0 && *v == views[0] {
+/// What a decoded view decodes.
+#[derive(Clone, Copy, Default)]
+struct Decode {
+    entities: bool,
+    backslash: bool,
+    json: bool,
+    tags: bool,
+    /// Markdown emphasis and code marks (`10.0.*0*.5` reads as an address).
+    emphasis: bool,
+}
+
+/// The views of `raw` besides itself that `view` asks for (none when the
+/// bytes hold nothing to decode).
+fn views(raw: &[u8], view: View) -> Vec<Decoded> {
+    let has = |b: u8| memchr::memchr(b, raw).is_some();
+    let entities = Decode {
+        entities: true,
+        ..Decode::default()
+    };
+    let asks: Vec<Decode> = match view {
+        View::Plain => Vec::new(),
+        View::Strings => return utf16le_strings(raw).into_iter().collect(),
+        View::Markdown => vec![
+            Decode {
+                backslash: true,
+                ..entities
+            },
+            Decode {
+                backslash: true,
+                tags: true,
+                emphasis: true,
+                ..entities
+            },
+        ],
+        View::Markup => vec![
+            entities,
+            Decode {
+                tags: true,
+                ..entities
+            },
+        ],
+        View::Json => vec![Decode {
+            json: true,
+            ..Decode::default()
+        }],
+    };
+    asks.into_iter()
+        .filter(|d| {
+            (d.entities && has(b'&'))
+                || ((d.backslash || d.json) && has(b'\\'))
+                || (d.tags && has(b'<'))
+                || (d.emphasis && (has(b'*') || has(b'_') || has(b'`')))
+        })
+        .map(|d| decode(raw, d))
+        .collect()
+}
+
+fn decode(raw: &[u8], d: Decode) -> Decoded {
+    let mut out = Decoded {
+        text: Vec::with_capacity(raw.len()),
+        from: Vec::with_capacity(raw.len()),
+        to: Vec::with_capacity(raw.len()),
+    };
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        if d.tags && b == b'<' {
+            if let Some(len) = memchr::memchr(b'>', &raw[i..]) {
+                let tag = &raw[i + 1..i + len];
+                let skip = tag.iter().take_while(|&&b| b == b'/').count();
+                let bare = &tag[skip..];
+                let n = bare
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphanumeric())
+                    .count();
+                let name = bare[..n].to_ascii_lowercase();
+                let end = i + len + 1;
+                if n > 8 || !inline(&name) {
+                    out.push(b" ", i, end);
+                }
+                // Line breaks inside tags are kept, so lines still match.
+                for _ in memchr::memchr_iter(b'\n', tag) {
+                    out.push(b"\n", i, end);
+                }
+                i = end;
                 continue;
             }
-            for (l, c, h) in locate(v.as_bytes(), det.find(v.as_bytes()), line) {
-                if seen.insert((l, h.key.clone())) {
-                    out.hits.push((l, c, h));
+        }
+        if d.entities && b == b'&' {
+            if let Some((c, len)) = entity(&raw[i..]) {
+                out.push_char(c, i, i + len);
+                i += len;
+                continue;
+            }
+        }
+        if d.emphasis && matches!(b, b'*' | b'_' | b'`') {
+            i += 1;
+            continue;
+        }
+        if d.backslash && b == b'\\' && raw.get(i + 1).is_some_and(u8::is_ascii_punctuation) {
+            out.push(&raw[i + 1..i + 2], i, i + 2);
+            i += 2;
+            continue;
+        }
+        if d.json && b == b'\\' {
+            match raw.get(i + 1) {
+                Some(b'/') => {
+                    out.push(b"/", i, i + 2);
+                    i += 2;
+                    continue;
+                }
+                Some(b'u') => {
+                    let hex = raw
+                        .get(i + 2..i + 6)
+                        .and_then(|h| std::str::from_utf8(h).ok());
+                    if let Some(c) = hex
+                        .and_then(|h| u32::from_str_radix(h, 16).ok())
+                        .and_then(char::from_u32)
+                    {
+                        out.push_char(c, i, i + 6);
+                        i += 6;
+                        continue;
+                    }
+                }
+                // Other escapes (`\\`, `\n`) stay as they are, both bytes.
+                Some(_) => {
+                    out.push(&raw[i..i + 2], i, i + 2);
+                    i += 2;
+                    continue;
+                }
+                None => {}
+            }
+        }
+        out.push(&raw[i..i + 1], i, i + 1);
+        i += 1;
+    }
+    out
+}
+
+/// A character reference at the start of `s` (`&amp;`, `&#46;`, `&#x2e;`):
+/// the character and the reference's length.
+fn entity(s: &[u8]) -> Option<(char, usize)> {
+    // A reference is at most 12 bytes long: look no further for its `;`.
+    let window = &s[1..s.len().min(13)];
+    let e = memchr::memchr(b';', window)? + 1;
+    let name = std::str::from_utf8(&s[1..e]).ok()?;
+    let c = match name {
+        "amp" => '&',
+        "lt" => '<',
+        "gt" => '>',
+        "quot" => '"',
+        "apos" => '\'',
+        "nbsp" => ' ',
+        "period" => '.',
+        "colon" => ':',
+        "sol" => '/',
+        _ => {
+            let n = name.strip_prefix('#')?;
+            let code = match n.strip_prefix(['x', 'X']) {
+                Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+                None => n.parse().ok()?,
+            };
+            char::from_u32(code)?
+        }
+    };
+    Some((c, e + 1))
+}
+
+/// The UTF-16LE printable runs of a binary (at least 4 characters, at any
+/// alignment, as `strings -e l` finds them), one per line.
+fn utf16le_strings(raw: &[u8]) -> Option<Decoded> {
+    let printable = |b: u8| b == b'\t' || (0x20..0x7F).contains(&b);
+    let mut out = Decoded {
+        text: Vec::new(),
+        from: Vec::new(),
+        to: Vec::new(),
+    };
+    let mut i = 0;
+    while i + 1 < raw.len() {
+        let mut j = i;
+        while j + 1 < raw.len() && printable(raw[j]) && raw[j + 1] == 0 {
+            j += 2;
+        }
+        if j - i >= 8 {
+            for k in (i..j).step_by(2) {
+                out.push(&raw[k..k + 1], k, k + 2);
+            }
+            out.push(b"\n", j, j);
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    (!out.text.is_empty()).then_some(out)
+}
+
+/// Every finding in `raw` and in its decoded views, as raw spans in order
+/// (overlapping spans joined, the first finding naming them): what
+/// scanning reports and what redacting replaces are the same spans.
+pub(crate) fn find_all(det: &Detector, raw: &[u8], view: View) -> Vec<Hit> {
+    let mut hits = det.find(raw);
+    for v in views(raw, view) {
+        for h in det.find(&v.text) {
+            let (start, end) = v.raw(h.start, h.end);
+            hits.push(Hit { start, end, ..h });
+        }
+    }
+    hits.sort_by_key(|h| (h.start, std::cmp::Reverse(h.end)));
+    let mut kept: Vec<Hit> = Vec::with_capacity(hits.len());
+    for h in hits {
+        match kept.last_mut() {
+            Some(k) if h.start < k.end => k.end = k.end.max(h.end),
+            _ => kept.push(h),
+        }
+    }
+    kept
+}
+
+/// `raw` with every finding of [`find_all`] replaced by its placeholder.
+pub(crate) fn redact_view<'t>(
+    r: &super::Redactor,
+    raw: &'t [u8],
+    view: View,
+    counts: &mut super::Counts,
+) -> Cow<'t, [u8]> {
+    r.replace(raw, &find_all(&r.detector, raw, view), counts)
+}
+
+/// `s` with every finding replaced by its category in brackets: a name
+/// fit to print in a message.
+pub(crate) fn mask(det: &Detector, s: &str) -> String {
+    let hits = det.find(s.as_bytes());
+    let mut out = String::with_capacity(s.len());
+    let mut at = 0;
+    for h in hits {
+        out.push_str(&String::from_utf8_lossy(&s.as_bytes()[at..h.start]));
+        out.push_str(&format!("[{}]", h.category.as_str()));
+        at = h.end;
+    }
+    out.push_str(&String::from_utf8_lossy(&s.as_bytes()[at..]));
+    out
+}
+
+/// UTF-16 read as UTF-8: a stream adapter, so memory stays flat. An
+/// unpaired surrogate reads as U+FFFD.
+pub(crate) struct Utf16Reader<R> {
+    inner: R,
+    big_endian: bool,
+    raw: Vec<u8>,
+    out: Vec<u8>,
+    at: usize,
+    eof: bool,
+}
+
+impl<R: Read> Utf16Reader<R> {
+    /// `inner` starts after the byte order mark.
+    pub(crate) fn new(inner: R, big_endian: bool) -> Self {
+        Utf16Reader {
+            inner,
+            big_endian,
+            raw: Vec::new(),
+            out: Vec::new(),
+            at: 0,
+            eof: false,
+        }
+    }
+}
+
+impl<R: Read> Read for Utf16Reader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.out.len() && !self.eof {
+            self.out.clear();
+            self.at = 0;
+            let mut block = [0u8; 64 << 10];
+            let n = self.inner.read(&mut block)?;
+            self.eof = n == 0;
+            self.raw.extend_from_slice(&block[..n]);
+            let units = self.raw.len() / 2;
+            let mut keep = units;
+            let unit = |k: usize| {
+                let pair = [self.raw[2 * k], self.raw[2 * k + 1]];
+                if self.big_endian {
+                    u16::from_be_bytes(pair)
+                } else {
+                    u16::from_le_bytes(pair)
+                }
+            };
+            // Keep a lead surrogate at the end for the next block.
+            if !self.eof && units > 0 && (0xD800..0xDC00).contains(&unit(units - 1)) {
+                keep -= 1;
+            }
+            let decoded: String = char::decode_utf16((0..keep).map(unit))
+                .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+                .collect();
+            self.out.extend_from_slice(decoded.as_bytes());
+            self.raw.drain(..2 * keep);
+            if self.eof && !self.raw.is_empty() {
+                self.out.extend_from_slice("\u{FFFD}".as_bytes());
+                self.raw.clear();
+            }
+        }
+        let n = buf.len().min(self.out.len() - self.at);
+        buf[..n].copy_from_slice(&self.out[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// UTF-8 text encoded as UTF-16 (no byte order mark).
+pub(crate) fn encode_utf16(text: &[u8], big_endian: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() * 2);
+    for u in String::from_utf8_lossy(text).encode_utf16() {
+        out.extend_from_slice(&if big_endian {
+            u.to_be_bytes()
+        } else {
+            u.to_le_bytes()
+        });
+    }
+    out
+}
+
+/// The first [`HEAD`] bytes of `reader` (fewer at its end), and a reader
+/// of the whole stream again.
+pub(crate) fn peek<R: Read>(mut reader: R) -> Result<(Vec<u8>, impl Read)> {
+    let mut head = Vec::with_capacity(HEAD);
+    (&mut reader).take(HEAD as u64).read_to_end(&mut head)?;
+    Ok((head.clone(), std::io::Cursor::new(head).chain(reader)))
+}
+
+/// The largest zstd window decoded (the reference decoder's default
+/// limit): the decoder keeps up to a window of output in memory, so a
+/// frame asking for more is skipped rather than allowed to take it.
+const ZSTD_WINDOW: u64 = 128 << 20;
+
+/// The window a zstd frame header asks for (RFC 8878, 3.1.1.1): the
+/// content size for a single-segment frame, else its window descriptor.
+/// The decoder crate does not expose its header parser.
+fn zstd_window(head: &[u8]) -> Option<u64> {
+    let fhd = *head.get(4)?;
+    if fhd & 0x20 == 0 {
+        let wd = *head.get(5)?;
+        let base = 1u64 << (10 + (wd >> 3));
+        return Some(base + base / 8 * u64::from(wd & 7));
+    }
+    let at = 5 + [0, 1, 2, 4][usize::from(fhd & 3)];
+    let size = [1, 2, 4, 8][usize::from(fhd >> 6)];
+    let mut le = [0u8; 8];
+    le[..size].copy_from_slice(head.get(at..at + size)?);
+    Some(u64::from_le_bytes(le) + if size == 2 { 256 } else { 0 })
+}
+
+/// Archives inside archives are followed this deep; deeper is skipped.
+const DEPTH: usize = 4;
+
+/// Scan a file of any kind: text in every [`View`] of it, UTF-16
+/// decoded, binaries as printable runs, archives through their members
+/// as they stream (nothing decompressed is kept beyond one chunk). Positions
+/// are those of the raw text; a value seen only in a decoded view is
+/// reported where its raw form starts.
+pub fn scan_reader(det: &Detector, reader: impl Read, view: View) -> Result<Scanned> {
+    scan_named(det, reader, view, "")
+}
+
+/// [`scan_reader`] of a stream named `name` (the name a decompressed
+/// member is called by: `env.log` inside `env.log.gz`).
+fn scan_named(det: &Detector, reader: impl Read, view: View, name: &str) -> Result<Scanned> {
+    let mut out = Scanned::default();
+    let mut reader = reader;
+    scan_stream(det, &mut reader, view, (name, None), 0, &mut out)?;
+    Ok(out)
+}
+
+/// [`scan_reader`] over bytes in memory.
+pub fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Scanned> {
+    scan_reader(det, bytes, view)
+}
+
+/// `base`: the stream's name; `member`: its (masked) name inside an
+/// archive, or `None` at the top.
+fn scan_stream(
+    det: &Detector,
+    reader: &mut dyn Read,
+    view: View,
+    (base, member): (&str, Option<&str>),
+    depth: usize,
+    out: &mut Scanned,
+) -> Result<()> {
+    let (head, reader) = peek(reader)?;
+    let kind = Kind::of(&head);
+    let skip = |out: &mut Scanned, why: String| {
+        out.skipped.push(match member {
+            Some(m) => format!("{m}: {why}"),
+            None => why,
+        });
+    };
+    if kind.is_archive() {
+        out.binary = true;
+        if depth >= DEPTH {
+            skip(out, format!("archive nested more than {DEPTH} deep"));
+            return Ok(());
+        }
+    }
+    let inner_name = |name: &str| match member {
+        Some(m) => format!("{m}/{name}"),
+        None => name.to_string(),
+    };
+    let result = match kind {
+        Kind::Gzip | Kind::Zstd => {
+            // One stream inside, named as its file is without the suffix.
+            let file = base.rsplit('/').next().unwrap_or(base);
+            let name = [".gz", ".zst", ".zstd"]
+                .iter()
+                .find_map(|x| file.strip_suffix(x).map(str::to_string))
+                .or_else(|| file.strip_suffix(".tgz").map(|n| format!("{n}.tar")))
+                .unwrap_or_else(|| format!("{file} (decompressed)"));
+            let name = match member {
+                Some(m) => format!("{}{name}", &m[..m.len() - file.len().min(m.len())]),
+                None => name,
+            };
+            let view = View::of(Path::new(&name));
+            let window = zstd_window(&head);
+            if kind == Kind::Zstd && window.is_none_or(|w| w > ZSTD_WINDOW) {
+                Err(anyhow::anyhow!(
+                    "its zstd frame asks for a window over {} MiB",
+                    ZSTD_WINDOW >> 20
+                ))
+            } else if kind == Kind::Gzip {
+                let mut d = flate2::read::MultiGzDecoder::new(reader);
+                scan_stream(det, &mut d, view, (&name, Some(&name)), depth + 1, out)
+            } else {
+                match ruzstd::decoding::StreamingDecoder::new(reader) {
+                    Ok(mut d) => {
+                        scan_stream(det, &mut d, view, (&name, Some(&name)), depth + 1, out)?;
+                        // The decoder reads one frame: more after it is not
+                        // scanned, so it is not called clean.
+                        let mut more = [0u8; 1];
+                        if d.into_inner().read(&mut more)? > 0 {
+                            skip(out, "a zstd frame after the first was not read".into());
+                        }
+                        Ok(())
+                    }
+                    Err(e) => Err(anyhow::anyhow!("{e}")),
                 }
             }
         }
-        out.hits[first..].sort_by_key(|(l, c, _)| (*l, *c));
+        Kind::Tar => (|| -> Result<()> {
+            let mut archive = tar::Archive::new(reader);
+            for entry in archive.entries()? {
+                let entry = entry?;
+                let name = mask(det, &String::from_utf8_lossy(&entry.path_bytes()));
+                // A member's name is published inside the archive too.
+                for h in det.find(&entry.path_bytes()) {
+                    out.inner.push((inner_name(&name), 0, 0, h.category));
+                }
+                if entry.header().entry_type().is_file() {
+                    let view = View::of(Path::new(&name));
+                    let mut entry = entry;
+                    let inner = inner_name(&name);
+                    scan_stream(
+                        det,
+                        &mut entry,
+                        view,
+                        (&inner, Some(&inner)),
+                        depth + 1,
+                        out,
+                    )?;
+                }
+            }
+            Ok(())
+        })(),
+        Kind::Utf16 { big_endian } => {
+            let mut reader = reader;
+            let mut bom = [0u8; 2];
+            reader.read_exact(&mut bom)?;
+            scan_text(det, Utf16Reader::new(reader, big_endian), view, member, out)
+        }
+        Kind::Binary => {
+            if member.is_none() {
+                out.binary = true;
+            }
+            scan_text(det, reader, View::Strings, member, out)
+        }
+        Kind::Text => scan_text(det, reader, view, member, out),
+    };
+    if let Err(e) = result {
+        if kind.is_archive() {
+            skip(out, format!("could not be read as {kind:?}: {e}"));
+        } else {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+fn scan_text(
+    det: &Detector,
+    reader: impl Read,
+    view: View,
+    member: Option<&str>,
+    out: &mut Scanned,
+) -> Result<()> {
+    let mut line = 1;
+    for_each_chunk(reader, |chunk: &[u8]| {
+        // A NUL further on: from there, a binary's printable runs.
+        let view = if view != View::Strings && chunk.contains(&0) {
+            if member.is_none() {
+                out.binary = true;
+            }
+            View::Strings
+        } else {
+            view
+        };
+        let hits = find_all(det, chunk, view);
+        let located = locate(chunk, hits, line);
+        match member {
+            None => out.hits.extend(located),
+            Some(m) => out.inner.extend(
+                located
+                    .into_iter()
+                    .map(|(l, c, h)| (m.to_string(), l, c, h.category)),
+            ),
+        }
         line += memchr::memchr_iter(b'\n', chunk).count();
         Ok(())
-    })?;
-    Ok(out)
+    })
 }
 
 /// Line and column (1-based, in characters) of each hit; `line` is the
@@ -223,10 +774,22 @@ fn locate(bytes: &[u8], hits: Vec<Hit>, mut line: usize) -> Vec<(usize, usize, H
     out
 }
 
+pub(crate) fn scan_file_named(det: &Detector, reader: impl Read, path: &Path) -> Result<Scanned> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    scan_named(det, reader, View::of(path), &name)
+}
+
 pub fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
     let f = crate::fsx::open_regular(path)
         .map_err(|e| anyhow::anyhow!("failed to open `{}`: {e}", path.display()))?;
-    scan_reader(det, f, View::of(path))
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    scan_named(det, f, View::of(path), &name)
         .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))
 }
 
@@ -269,131 +832,15 @@ fn inline(name: &[u8]) -> bool {
 /// tags leave a space; line breaks inside tags are kept, so lines still
 /// match the file. A view for scanning only, never output.
 pub fn strip_tags(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
-    let mut text_from = 0;
-    while let Some(lt) = memchr::memchr(b'<', &bytes[text_from..]) {
-        let i = text_from + lt;
-        let Some(len) = memchr::memchr(b'>', &bytes[i..]) else {
-            break;
-        };
-        out.extend_from_slice(&bytes[text_from..i]);
-        let tag = &bytes[i + 1..i + len];
-        let skip = tag.iter().take_while(|&&b| b == b'/').count();
-        let bare = &tag[skip..];
-        let n = bare
-            .iter()
-            .take_while(|b| b.is_ascii_alphanumeric())
-            .count();
-        let mut name = [0u8; 8];
-        let is_inline = n <= name.len() && {
-            for (d, b) in name.iter_mut().zip(bare) {
-                *d = b.to_ascii_lowercase();
-            }
-            inline(&name[..n])
-        };
-        if !is_inline {
-            out.push(b' ');
-        }
-        if memchr::memchr(b'\n', tag).is_some() {
-            out.extend(tag.iter().filter(|&&b| b == b'\n'));
-        }
-        text_from = i + len + 1;
-    }
-    out.extend_from_slice(&bytes[text_from..]);
+    let d = decode(
+        s.as_bytes(),
+        Decode {
+            tags: true,
+            ..Decode::default()
+        },
+    );
     // Only whole tags (ASCII `<`..`>`) were taken out, so this is UTF-8.
-    String::from_utf8(out).unwrap_or_default()
-}
-
-/// JSON string escapes a parser will turn back into text: `\uXXXX` and
-/// `\/`. A decoded line break becomes a space.
-pub fn decode_json_escapes(s: &str) -> Cow<'_, str> {
-    if !s.contains('\\') {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.peek() {
-            Some('/') => {
-                chars.next();
-                out.push('/');
-            }
-            Some('u') => {
-                let hex: String = chars.clone().skip(1).take(4).collect();
-                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
-                    Some(d) if hex.len() == 4 => {
-                        for _ in 0..5 {
-                            chars.next();
-                        }
-                        out.push(if d == '\n' || d == '\r' { ' ' } else { d });
-                    }
-                    _ => out.push(c),
-                }
-            }
-            Some(&n) => {
-                // Keep other escapes (`\\`, `\n`) as they are.
-                chars.next();
-                out.push(c);
-                out.push(n);
-            }
-            None => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// Decode the character references a page may hide text behind. A decoded
-/// line break becomes a space so line numbers still match the file.
-pub fn decode_entities(s: &str) -> Cow<'_, str> {
-    if memchr::memchr(b'&', s.as_bytes()).is_none() {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = memchr::memchr(b'&', rest.as_bytes()) {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        // A reference is at most 12 bytes long: look no further for its `;`.
-        let window = &rest.as_bytes()[1..rest.len().min(13)];
-        let end = memchr::memchr(b';', window).map(|e| e + 1);
-        let decoded = end.and_then(|e| {
-            let name = &rest[1..e];
-            let c = match name {
-                "amp" => Some('&'),
-                "lt" => Some('<'),
-                "gt" => Some('>'),
-                "quot" => Some('"'),
-                "apos" => Some('\''),
-                "nbsp" => Some(' '),
-                _ => {
-                    let n = name.strip_prefix('#')?;
-                    let code = match n.strip_prefix(['x', 'X']) {
-                        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-                        None => n.parse().ok()?,
-                    };
-                    char::from_u32(code)
-                }
-            }?;
-            Some((if c == '\n' || c == '\r' { ' ' } else { c }, e + 1))
-        });
-        match decoded {
-            Some((c, len)) => {
-                out.push(c);
-                rest = &rest[len..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    Cow::Owned(out)
+    String::from_utf8(d.text).unwrap_or_default()
 }
 
 /// A folder (or one file) scanned.
@@ -401,14 +848,18 @@ pub fn decode_entities(s: &str) -> Cow<'_, str> {
 pub struct Report {
     pub path: PathBuf,
     pub files: usize,
-    /// Files that are not text and so could not be scanned.
+    /// Files that are not text (binaries and archives): scanned for
+    /// printable runs or through their members.
     pub binary: Vec<String>,
+    /// Content that could not be scanned, and why: a folder with any is
+    /// never reported clean.
+    pub skipped: Vec<String>,
     pub findings: Vec<Finding>,
 }
 
 impl Report {
     pub fn clean(&self) -> bool {
-        self.findings.is_empty()
+        self.findings.is_empty() && self.skipped.is_empty()
     }
 
     pub fn to_json(&self) -> Result<String> {
@@ -418,6 +869,7 @@ impl Report {
             "clean": self.clean(),
             "files": self.files,
             "binary": self.binary,
+            "skipped": self.skipped,
             "findings": self.findings,
         }))?;
         s.push('\n');
@@ -427,19 +879,23 @@ impl Report {
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         for f in &self.findings {
+            let file = match &f.member {
+                Some(m) => format!("{} > {m}", f.file),
+                None => f.file.clone(),
+            };
             let at = if f.line == 0 {
-                format!("{} (file name)", f.file)
+                format!("{file} (file name)")
             } else {
-                format!("{}:{}:{}", f.file, f.line, f.column)
+                format!("{file}:{}:{}", f.line, f.column)
             };
             s.push_str(&format!("{at}: {}\n", f.category.as_str()));
         }
-        for b in &self.binary {
-            s.push_str(&format!("{b}: binary, not scanned\n"));
+        for b in &self.skipped {
+            s.push_str(&format!("{b}: skipped, not scanned\n"));
         }
         let plural = |n: usize| if n == 1 { "" } else { "s" };
-        let scanned = self.files - self.binary.len();
-        if self.findings.is_empty() {
+        let scanned = self.files;
+        if self.findings.is_empty() && self.skipped.is_empty() {
             s.push_str(&format!(
                 "no private values found in {scanned} file{}",
                 plural(scanned)
@@ -457,9 +913,15 @@ impl Report {
         }
         if !self.binary.is_empty() {
             s.push_str(&format!(
-                "; {} binary file{} not scanned",
-                self.binary.len(),
-                plural(self.binary.len())
+                " ({} binary or archive, scanned for printable text)",
+                self.binary.len()
+            ));
+        }
+        if !self.skipped.is_empty() {
+            s.push_str(&format!(
+                "; {} part{} skipped, so not clean",
+                self.skipped.len(),
+                plural(self.skipped.len())
             ));
         }
         s.push('\n');
@@ -516,47 +978,75 @@ pub fn scan_path_except(
     // (each also as an absolute path: see `names`).
     let rooted: Vec<String> = files.iter().map(|(rel, _)| format!("/{rel}")).collect();
     let check_names = det.any_candidate_in(rooted.iter().map(String::as_str));
-    let results: Vec<Result<(Vec<Finding>, bool)>> = files
-        .par_iter()
-        .map(|(rel, full)| {
-            // A report names the file, but not a private value in its name.
-            let shown = display(&super::mask_name(det, rel));
-            let name_hits = if check_names {
-                super::names::find(det, rel)
-            } else {
-                Vec::new()
-            };
-            let mut findings: Vec<Finding> = name_hits
-                .into_iter()
-                .map(|h| Finding {
+    // Per file: findings, whether it is binary, what was skipped.
+    type One = (Vec<Finding>, bool, Vec<String>);
+    let results: Vec<Result<One>> =
+        files
+            .par_iter()
+            .map(|(rel, full)| {
+                // A report names the file, but not a private value in its name.
+                let shown = display(&super::mask_name(det, rel));
+                let name_hits = if check_names {
+                    super::names::find(det, rel)
+                } else {
+                    Vec::new()
+                };
+                let mut findings: Vec<Finding> = name_hits
+                    .into_iter()
+                    .map(|h| Finding {
+                        file: shown.clone(),
+                        member: None,
+                        line: 0,
+                        column: 0,
+                        category: h.category,
+                    })
+                    .collect();
+                if known_clean(rel) {
+                    return Ok((findings, false, Vec::new()));
+                }
+                let scanned = match scan_file(det, full) {
+                    Ok(s) => s,
+                    // Unreadable is not clean: listed as skipped.
+                    Err(e) => Scanned {
+                        skipped: vec![mask(det, &format!("{e:#}"))],
+                        ..Scanned::default()
+                    },
+                };
+                findings.extend(scanned.hits.into_iter().map(|(line, column, h)| Finding {
                     file: shown.clone(),
-                    line: 0,
-                    column: 0,
+                    member: None,
+                    line,
+                    column,
                     category: h.category,
-                })
-                .collect();
-            if known_clean(rel) {
-                return Ok((findings, false));
-            }
-            let scanned = scan_file(det, full)?;
-            findings.extend(scanned.hits.into_iter().map(|(line, column, h)| Finding {
-                file: shown.clone(),
-                line,
-                column,
-                category: h.category,
-            }));
-            Ok((findings, scanned.binary))
-        })
-        .collect();
+                }));
+                findings.extend(scanned.inner.into_iter().map(
+                    |(member, line, column, category)| Finding {
+                        file: shown.clone(),
+                        member: Some(member),
+                        line,
+                        column,
+                        category,
+                    },
+                ));
+                let skipped = scanned
+                    .skipped
+                    .into_iter()
+                    .map(|why| format!("{shown}: {why}"))
+                    .collect();
+                Ok((findings, scanned.binary, skipped))
+            })
+            .collect();
     let mut report = Report {
         path: path.to_path_buf(),
         files: files.len(),
         binary: Vec::new(),
+        skipped: Vec::new(),
         findings: Vec::new(),
     };
     for ((rel, _), r) in files.iter().zip(results) {
-        let (findings, binary) = r?;
+        let (findings, binary, skipped) = r?;
         report.findings.extend(findings);
+        report.skipped.extend(skipped);
         if binary {
             report.binary.push(display(rel));
         }
