@@ -332,6 +332,8 @@ fn accept_edits(e: &mut Evidence) -> Vec<String> {
 /// by this same detector, so their findings stand and they are not read
 /// back.
 fn rescan(staging: &Path, r: &Redactor, written: &Written, prescanned: bool) -> Result<()> {
+    // No script-capable markup, whatever wrote it (theme overrides too).
+    crate::gate::check_tree(staging)?;
     let report = scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), &|rel| {
         written.verbatim.contains(rel) || (prescanned && written.prescanned.contains_key(rel))
     })?;

@@ -99,7 +99,7 @@ pub fn entries_table(entries: &[LedgerEntry]) -> String {
             .map(|p| {
                 format!(
                     "<a href=\"{}\">{}</a>",
-                    escape(&crate::campaign::published_name(p)),
+                    escape(&crate::html::file_href(&crate::campaign::published_name(p))),
                     escape(p)
                 )
             })
@@ -150,7 +150,7 @@ pub fn manifest_table(
         let sha = f.sha256.as_deref().unwrap_or("");
         html.push_str(&format!(
             "<tr><td><a href=\"{}\">{}</a></td><td class=\"num\">{}</td><td><code class=\"hash\" title=\"{sha}\">{}</code></td><td><span class=\"verdict verdict-{v}\">{v}</span></td></tr>",
-            escape(&public.published(&f.path)),
+            escape(&crate::html::file_href(&public.published(&f.path))),
             escape(public.name(&f.path)),
             crate::expr::Format::parse(",").map(|fm| fm.apply(f.bytes.unwrap_or(0) as f64)).unwrap_or_default(),
             &sha[..sha.len().min(16)],
