@@ -73,7 +73,8 @@ pub fn check_tree(root: &Path) -> Result<()> {
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_file() && is_markup(e.path()))
         .collect();
-    let mut found: Vec<String> = files
+    // Sorted by file, then position in it: a stable report.
+    let mut found: Vec<(String, usize, usize, &'static str)> = files
         .par_iter()
         .map(|e| {
             let rel = e.path().strip_prefix(root).unwrap_or(e.path());
@@ -85,7 +86,7 @@ pub fn check_tree(root: &Path) -> Result<()> {
                 .into_iter()
                 .map(|(offset, why)| {
                     let (line, col) = crate::error::line_col(&text, offset);
-                    format!("  {rel}:{line}:{col}: {why}")
+                    (rel.clone(), line, col, why)
                 })
                 .collect::<Vec<_>>()
         })
@@ -98,7 +99,11 @@ pub fn check_tree(root: &Path) -> Result<()> {
     Err(EvidenceFailed {
         report: format!(
             "refusing to publish: the written site holds markup that can run script (the previous site is unchanged)\n{}",
-            found.join("\n")
+            found
+                .iter()
+                .map(|(rel, line, col, why)| format!("  {rel}:{line}:{col}: {why}"))
+                .collect::<Vec<_>>()
+                .join("\n")
         ),
     }
     .into())

@@ -10,6 +10,7 @@ mod format_doc;
 mod reader;
 mod redact;
 mod scale;
+mod script;
 mod serve;
 mod tamper;
 
