@@ -8,7 +8,8 @@
 
 use crate::error::EvidenceFailed;
 use anyhow::Result;
-use html5gum::{DefaultEmitter, StartTag, Token, Tokenizer};
+use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
+use html5gum::{Span, Tokenizer};
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -115,68 +116,116 @@ fn is_markup(path: &Path) -> bool {
         .is_some_and(|e| MARKUP.contains(&e.to_ascii_lowercase().as_str()))
 }
 
+/// A start tag as the gate sees it: lowercased name, where it starts, and
+/// its attributes (name, decoded value, where the name starts).
+#[derive(Default)]
+struct Tag {
+    name: String,
+    at: usize,
+    attrs: Vec<(String, String, usize)>,
+}
+
+impl Tag {
+    fn attr(&self, key: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, v, _)| v.as_str())
+    }
+}
+
+/// Collects start tags from html5gum's callback emitter: text, the bulk
+/// of a page, is never copied.
+#[derive(Default)]
+struct Collector {
+    tag: Tag,
+    in_tag: bool,
+}
+
+impl html5gum::emitters::callback::Callback<Tag, usize> for Collector {
+    fn handle_event(&mut self, event: CallbackEvent<'_>, span: Span<usize>) -> Option<Tag> {
+        match event {
+            CallbackEvent::OpenStartTag { name } => {
+                self.in_tag = true;
+                self.tag = Tag {
+                    name: String::from_utf8_lossy(name).to_ascii_lowercase(),
+                    // Where the name ends; [`check`] finds its `<`.
+                    at: span.end,
+                    attrs: Vec::new(),
+                };
+            }
+            CallbackEvent::AttributeName { name } if self.in_tag => self.tag.attrs.push((
+                String::from_utf8_lossy(name).to_ascii_lowercase(),
+                String::new(),
+                span.start,
+            )),
+            CallbackEvent::AttributeValue { value } if self.in_tag => {
+                if let Some(last) = self.tag.attrs.last_mut() {
+                    last.1.push_str(&String::from_utf8_lossy(value));
+                }
+            }
+            CallbackEvent::CloseStartTag { .. } if self.in_tag => {
+                self.in_tag = false;
+                return Some(std::mem::take(&mut self.tag));
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
 /// Each script-capable construct in `html`: its byte offset and what it is.
 pub fn check(html: &str) -> Vec<(usize, &'static str)> {
     let mut found = Vec::new();
-    for token in Tokenizer::new_with_emitter(html, DefaultEmitter::<usize>::new_with_span()) {
-        let Ok(Token::StartTag(tag)) = token else {
-            continue;
-        };
+    let emitter = CallbackEmitter::new(Collector::default());
+    for mut tag in Tokenizer::new_with_emitter(html, emitter).flatten() {
+        let end = tag.at.min(html.len());
+        tag.at = html.as_bytes()[..end]
+            .iter()
+            .rposition(|&b| b == b'<')
+            .unwrap_or(end);
         check_tag(&tag, &mut found);
     }
     found
 }
 
-fn check_tag(tag: &StartTag<usize>, found: &mut Vec<(usize, &'static str)>) {
-    let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-    let at = tag.span.start;
+fn check_tag(tag: &Tag, found: &mut Vec<(usize, &'static str)>) {
+    let name = tag.name.as_str();
     if let Some((_, why)) = ELEMENTS.iter().find(|(n, _)| *n == name) {
-        found.push((at, why));
+        found.push((tag.at, why));
     }
-    let attr = |key: &str| {
-        tag.attributes
-            .iter()
-            .find(|(k, _)| String::from_utf8_lossy(k).eq_ignore_ascii_case(key))
-            .map(|(_, v)| String::from_utf8_lossy(&v.value).into_owned())
-    };
     if name == "meta"
-        && attr("http-equiv").is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"))
+        && tag
+            .attr("http-equiv")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"))
     {
-        found.push((at, "a <meta http-equiv=\"refresh\"> redirect"));
+        found.push((tag.at, "a <meta http-equiv=\"refresh\"> redirect"));
     }
     // SVG animation can set an `href` to a script URL after load.
     if matches!(
-        name.as_str(),
+        name,
         "animate" | "set" | "animatemotion" | "animatetransform"
-    ) && attr("attributename").is_some_and(|v| v.to_ascii_lowercase().contains("href"))
+    ) && tag
+        .attr("attributename")
+        .is_some_and(|v| v.to_ascii_lowercase().contains("href"))
     {
-        found.push((at, "an SVG animation that sets a link"));
+        found.push((tag.at, "an SVG animation that sets a link"));
     }
-    for (key, value) in &tag.attributes {
-        let key = String::from_utf8_lossy(key).to_ascii_lowercase();
-        let value = String::from_utf8_lossy(&value.value);
-        let at = value_offset(tag, &key);
+    for (key, value, at) in &tag.attrs {
+        let at = *at;
         if key.starts_with("on") {
             found.push((at, "an event-handler attribute (on...)"));
         } else if key == "srcdoc" {
             found.push((at, "a srcdoc attribute"));
         } else if URL_ATTRS.contains(&key.as_str())
-            || (key == "values" || key == "to" || key == "from") && name != "animatetransform"
+            || matches!(key.as_str(), "values" | "to" | "from") && name != "animatetransform"
         {
             let image = name == "img" && key == "src";
-            if let Some(why) = script_url(&value, image) {
+            if let Some(why) = script_url(value, image) {
                 found.push((at, why));
             }
         }
     }
-}
-
-/// Where an attribute's value was written (the tag's start if unknown).
-fn value_offset(tag: &StartTag<usize>, key: &str) -> usize {
-    tag.attributes
-        .iter()
-        .find(|(k, _)| String::from_utf8_lossy(k).eq_ignore_ascii_case(key))
-        .map_or(tag.span.start, |(_, v)| v.span.start.max(tag.span.start))
 }
 
 /// Why a URL may run script, read as a browser does (ASCII white space and
