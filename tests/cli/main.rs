@@ -80,6 +80,17 @@ pub fn build(root: &Path, out: &Path) -> Output {
     run(exhibit().arg("build").arg(root).arg("-o").arg(out))
 }
 
+/// `exhibit build ROOT -o OUT --theme THEME`.
+pub fn build_themed(root: &Path, out: &Path, theme: &Path) -> Output {
+    run(exhibit()
+        .arg("build")
+        .arg(root)
+        .arg("-o")
+        .arg(out)
+        .arg("--theme")
+        .arg(theme))
+}
+
 /// Every file under `dir` with its contents, for comparing whole trees.
 pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)

@@ -216,13 +216,7 @@ fn the_gate_refuses_script_a_theme_plants() {
             1,
         );
         std::fs::write(theme.join("templates/base.html"), base).unwrap();
-        let o = run(exhibit()
-            .arg("build")
-            .arg(&dir)
-            .arg("-o")
-            .arg(&out)
-            .arg("--theme")
-            .arg(&theme));
+        let o = build_themed(&dir, &out, &theme);
         assert_eq!(o.status.code(), Some(1), "{plant}: {}", stderr(&o));
         let lines: String = [
             "index.html",
