@@ -441,16 +441,50 @@ fn is_date(s: &str) -> bool {
     (1..=12).contains(&month) && (1..=31).contains(&day)
 }
 
-/// File extensions a browser would run or render as active content; such
-/// files are published with `.txt` appended so opening them is harmless.
-const ACTIVE: &[&str] = &["html", "htm", "xhtml", "svg", "xml", "js", "mjs"];
+/// File extensions published under their own name: types no browser runs
+/// (text shown as text, images, PDF, archives). This is an allow-list:
+/// every other name (`.html`, `.shtml`, `.xht`, `.svgz`, `.xsl`, `.mht`,
+/// `.js`, an unknown type, a name with no extension, a dotfile such as
+/// `.htaccess`) is published with `.txt` appended, so that no browser or
+/// server executes it, and pages link to that name.
+const INERT: &[&str] = &[
+    "txt", "log", "out", "err", "json", "jsonl", "ndjson", "csv", "tsv", "md", "png", "jpg",
+    "jpeg", "gif", "webp", "avif", "pdf", "zip", "tar", "tgz", "gz", "zst", "xz", "bz2", "parquet",
+    "sha256",
+];
+
+/// Compression suffixes: a server may send `x.html.gz` as HTML with a
+/// gzip encoding, so the name before them must be inert too.
+const COMPRESSED: &[&str] = &["gz", "zst", "xz", "bz2"];
+
+/// Is the file name `name` (no folders) safe to publish as it is?
+fn inert_name(name: &str) -> bool {
+    let ext = |n: &str| {
+        std::path::Path::new(n)
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+    };
+    let Some(last) = ext(name) else {
+        return false;
+    };
+    if !INERT.contains(&last.as_str()) {
+        return false;
+    }
+    if !COMPRESSED.contains(&last.as_str()) {
+        return true;
+    }
+    let inner = &name[..name.len() - last.len() - 1];
+    ext(inner).is_some_and(|e| INERT.contains(&e.as_str()) && !COMPRESSED.contains(&e.as_str()))
+}
 
 /// The path under which a campaign file is published in the site.
 pub fn published_name(path: &str) -> String {
-    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    match ext {
-        Some(e) if ACTIVE.contains(&e.as_str()) && !path.ends_with('/') => format!("{path}.txt"),
-        _ => path.to_string(),
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if path.ends_with('/') || inert_name(name) {
+        path.to_string()
+    } else {
+        format!("{path}.txt")
     }
 }
 
@@ -493,5 +527,36 @@ mod tests {
             fold_name("Re\u{301}sume\u{301}"),
             fold_name("r\u{e9}sum\u{e9}")
         );
+    }
+
+    #[test]
+    fn only_inert_types_keep_their_name() {
+        for keep in [
+            "a/run.log",
+            "r.JSON",
+            "x.csv",
+            "p.png",
+            "logs.tar.gz",
+            "d/.x/a.md",
+        ] {
+            assert_eq!(published_name(keep), keep);
+        }
+        for active in [
+            "a.html",
+            "a.shtml",
+            "a.xht",
+            "a.svgz",
+            "a.xsl",
+            "a.mht",
+            ".htaccess",
+            "Makefile",
+            "a.html.gz",
+            "a.gz",
+            "a.js",
+            "a.",
+            "d/.txt",
+        ] {
+            assert_eq!(published_name(active), format!("{active}.txt"));
+        }
     }
 }

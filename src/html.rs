@@ -19,13 +19,48 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// The one link filter: may `dest`, an author's link or image target or a
+/// campaign file's published path, stand in an `href` or `src`? Relative
+/// targets may; of absolute ones only `http`, `https` and `mailto`. The
+/// scheme is read as a browser does, ignoring ASCII white space and control
+/// characters (`java\tscript:` is `javascript:`).
+pub fn allowed_target(dest: &str) -> bool {
+    let compact: String = dest
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control())
+        .collect();
+    match scheme(&compact) {
+        Some(s) => matches!(s.to_ascii_lowercase().as_str(), "http" | "https" | "mailto"),
+        None => true,
+    }
+}
+
+/// The scheme of an absolute URL: what stands before a `:` that comes
+/// before any `/`, `?` or `#`.
+pub fn scheme(url: &str) -> Option<&str> {
+    let colon = url.find(':')?;
+    let s = &url[..colon];
+    (!s.contains(['/', '?', '#'])).then_some(s)
+}
+
+/// The `href` of a campaign file published at `path`: a name such as
+/// `javascript:x` or `data:y` is a relative path, so it is written
+/// `./javascript:x` and no browser reads a scheme in it.
+pub fn file_href(path: &str) -> String {
+    if scheme(path).is_some() {
+        format!("./{path}")
+    } else {
+        path.to_string()
+    }
+}
+
 /// `<p class="source">` naming the data file and its short hash, linked.
 pub fn source_note(path: &str, href: &str, sha256: &str) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
         "<p class=\"source\">Source: <a href=\"{}\">{}</a> · <span class=\"hash\" title=\"sha256 {}\">sha256 {}</span></p>",
-        escape(href),
+        escape(&file_href(href)),
         escape(path),
         escape(sha256),
         escape(&sha256[..sha256.len().min(12)])

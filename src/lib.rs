@@ -6,7 +6,7 @@
 //! (hash and verify every file) -> [`page`] (Markdown and `exhibit` blocks,
 //! reading [`data`] through [`expr`]) -> [`blocks`] (cards, tables, charts,
 //! ledgers as HTML/SVG) -> [`render`] (tera templates) -> [`site`] (write,
-//! SHA256SUMS, audit.json, swap in; [`single`] for the one-file copy). [`verify`] and [`seal`] reuse the
+//! SHA256SUMS, audit.json, [`gate`] refusing script, swap in; [`single`] for the one-file copy). [`verify`] and [`seal`] reuse the
 //! evidence stage; [`cli`] sits at the edge.
 
 pub mod blocks;
@@ -19,6 +19,7 @@ pub mod error;
 pub mod evidence;
 pub mod expr;
 pub mod fsx;
+pub mod gate;
 pub mod hash;
 pub mod html;
 pub mod manifest;

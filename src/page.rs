@@ -135,6 +135,8 @@ struct Renderer<'a> {
     stem: String,
     downloads: Vec<blocks::Download>,
     anchors: Vec<Anchor>,
+    /// The id of the heading being written, for its section link.
+    open_heading: Option<String>,
 }
 
 /// Render page `index` of the campaign.
@@ -189,6 +191,7 @@ pub fn render(
             .to_string(),
         downloads: Vec::new(),
         anchors: Vec::new(),
+        open_heading: None,
     };
     r.run()?;
     Ok(Page {
@@ -302,14 +305,31 @@ impl<'a> Renderer<'a> {
                     }
                     self.block(&kind, &body, at, body_start)?;
                 }
-                start @ Event::Start(Tag::Heading { .. }) => {
-                    events[i].0 = start;
-                    let end = events[i..]
-                        .iter()
-                        .position(|(e, _)| matches!(e, Event::End(TagEnd::Heading(_))))
-                        .map_or(events.len() - 1, |p| i + p);
-                    self.heading(&events[i..=end]);
-                    i = end;
+                Event::Start(Tag::Heading {
+                    level,
+                    id,
+                    classes,
+                    attrs,
+                }) => {
+                    // The heading's text names its slug; its inline events
+                    // then go through this loop like any others, so links
+                    // and raw HTML inside a heading meet the same filter.
+                    let range = events[i].1.clone();
+                    let text = heading_text(&events[i + 1..]);
+                    self.heading(level, id, &classes, &attrs, &text, range)?;
+                }
+                end @ Event::End(TagEnd::Heading(_)) => {
+                    if let Some(id) = self.open_heading.take() {
+                        // A link to the section itself, shown on hover and focus.
+                        self.pending.push(Event::InlineHtml(
+                            format!(
+                                " <a class=\"anchor\" href=\"#{}\"><span aria-hidden=\"true\">#</span><span class=\"sr-only\">Link to this section</span></a>",
+                                crate::html::escape(&id)
+                            )
+                            .into(),
+                        ));
+                    }
+                    self.pending.push(end);
                 }
                 Event::Html(s) | Event::InlineHtml(s) => self.pending.push(Event::Text(s)),
                 Event::Code(code) if code.starts_with('=') => {
@@ -458,58 +478,57 @@ impl<'a> Renderer<'a> {
         Ok(())
     }
 
-    fn heading(&mut self, events: &[(Event<'a>, Range<usize>)]) {
-        let mut text = String::new();
-        for (e, _) in &events[1..] {
-            if let Event::Text(t) | Event::Code(t) = e {
-                text.push_str(t);
-            }
+    /// Open a heading: its id (written `{#id}` or its text's slug, made
+    /// unique in the page). The format defines no other heading attribute:
+    /// a class or `key=value` is refused at the `{` that opens them, since
+    /// pulldown-cmark would publish it as written (`onfocus=...`).
+    fn heading(
+        &mut self,
+        level: HeadingLevel,
+        id: Option<CowStr<'a>>,
+        classes: &[CowStr<'a>],
+        attrs: &[(CowStr<'a>, Option<CowStr<'a>>)],
+        text: &str,
+        range: Range<usize>,
+    ) -> Result<()> {
+        let extra = classes
+            .first()
+            .map(|c| format!("class `.{}`", self.public(c)))
+            .or_else(|| {
+                attrs
+                    .first()
+                    .map(|(k, _)| format!("attribute `{}`", self.public(k)))
+            });
+        if let Some(what) = extra {
+            let line = &self.text[range.clone()];
+            let at = range.start + line.rfind('{').unwrap_or(0);
+            return Err(self.err(
+                at,
+                format!(
+                    "heading {what} is not allowed: a heading takes only an id, as `{{#name}}`"
+                ),
+            ));
         }
-        let Event::Start(Tag::Heading {
-            level,
-            id,
-            classes,
-            attrs,
-        }) = &events[0].0
-        else {
-            return;
-        };
         let base = id
             .as_ref()
             .map(|s| self.store.redactor.redact(s).into_owned())
-            .unwrap_or_else(|| crate::html::slug(&text));
+            .unwrap_or_else(|| crate::html::slug(text));
         let n = self.ids.entry(base.clone()).or_insert(0);
         *n += 1;
         let unique = if *n == 1 { base } else { format!("{base}-{n}") };
         self.toc.push(Heading {
-            level: level_num(*level),
+            level: level_num(level),
             id: unique.clone(),
-            text: text.clone(),
+            text: text.to_string(),
         });
-        let unique_id = unique.clone();
+        self.open_heading = Some(unique.clone());
         self.pending.push(Event::Start(Tag::Heading {
-            level: *level,
+            level,
             id: Some(CowStr::from(unique)),
-            classes: classes.clone(),
-            attrs: attrs.clone(),
+            classes: Vec::new(),
+            attrs: Vec::new(),
         }));
-        for (e, _) in &events[1..] {
-            match e {
-                Event::Html(s) | Event::InlineHtml(s) => self.pending.push(Event::Text(s.clone())),
-                Event::End(TagEnd::Heading(_)) => {
-                    // A link to the section itself, shown on hover and focus.
-                    self.pending.push(Event::InlineHtml(
-                        format!(
-                            " <a class=\"anchor\" href=\"#{}\"><span aria-hidden=\"true\">#</span><span class=\"sr-only\">Link to this section</span></a>",
-                            crate::html::escape(&unique_id)
-                        )
-                        .into(),
-                    ));
-                    self.pending.push(e.clone());
-                }
-                other => self.pending.push(other.clone()),
-            }
-        }
+        Ok(())
     }
 
     /// `FILE#EXPR[:FORMAT]` into a `<span>` holding the formatted value.
@@ -566,18 +585,13 @@ impl<'a> Renderer<'a> {
     }
 
     fn link(&mut self, dest: &str, at: usize) -> Result<Option<String>> {
-        let compact: String = dest
-            .chars()
-            .filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control())
-            .collect();
-        if let Some(colon) = compact.find(':') {
-            let scheme = &compact[..colon];
-            if !scheme.contains(['/', '?', '#']) {
-                let scheme = scheme.to_ascii_lowercase();
-                return Ok(matches!(scheme.as_str(), "http" | "https" | "mailto")
-                    .then(|| dest.to_string())
-                    .filter(|d| self.unredacted(d)));
-            }
+        // Every target passes the one filter: a scheme the format does not
+        // define (`javascript:`, `data:`, `vbscript:`) drops the link.
+        if !crate::html::allowed_target(dest) {
+            return Ok(None);
+        }
+        if crate::html::scheme(dest.trim()).is_some() {
+            return Ok(Some(dest.to_string()).filter(|d| self.unredacted(d)));
         }
         // An e-mail autolink (`<ops@example.com>`) names no file.
         if dest.contains('@') && !dest.contains('/') {
@@ -612,7 +626,8 @@ impl<'a> Renderer<'a> {
         }
         if self.evidence.verified_sha256(path).is_some() {
             let frag = self.store.redactor.redact(frag);
-            return Ok(Some(format!("{}{frag}", self.store.public.published(path))));
+            let href = crate::html::file_href(&self.store.public.published(path));
+            return Ok(Some(format!("{href}{frag}")));
         }
         let generated = ["manifest.html", "ledger.html", "audit.json", "SHA256SUMS"];
         if self.campaign.page_with_output(path).is_some() {
@@ -715,6 +730,20 @@ fn odd_numeric_host(host: &str) -> bool {
             })
     };
     numeric && !canonical
+}
+
+/// The text of a heading whose inline events start `events`: its slug
+/// and its table-of-contents entry.
+fn heading_text(events: &[(Event, Range<usize>)]) -> String {
+    let mut text = String::new();
+    for (e, _) in events {
+        match e {
+            Event::Text(t) | Event::Code(t) => text.push_str(t),
+            Event::End(TagEnd::Heading(_)) => break,
+            _ => {}
+        }
+    }
+    text
 }
 
 fn level_num(l: HeadingLevel) -> u8 {

@@ -403,6 +403,8 @@ fn accept_edits(e: &mut Evidence) -> Vec<String> {
 fn rescan(staging: &Path, r: &Redactor, written: &Written, prescanned: bool) -> Result<()> {
     // Binaries and archives were scanned as inputs and copied as they are
     // (findings in them refused or accepted by hash): not read again.
+    // No script-capable markup, whatever wrote it (theme overrides too).
+    crate::gate::check_tree(staging)?;
     let report = scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), &|rel| {
         written.verbatim.contains(rel)
             || written.unscanned.contains(rel)

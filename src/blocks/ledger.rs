@@ -99,7 +99,7 @@ pub fn entries_table(entries: &[LedgerEntry]) -> String {
             .map(|p| {
                 format!(
                     "<a href=\"{}\">{}</a>",
-                    escape(&crate::campaign::published_name(p)),
+                    escape(&crate::html::file_href(&crate::campaign::published_name(p))),
                     escape(p)
                 )
             })
@@ -159,7 +159,7 @@ pub fn manifest_table(
         let bytes = copy.map_or(0, |k| k.public_bytes());
         html.push_str(&format!(
             "<tr><td><a href=\"{}\">{}</a></td><td class=\"num\">{}</td><td><code class=\"hash\" title=\"{sha}\">{}</code></td><td><span class=\"verdict verdict-{v}\">{v}</span></td></tr>",
-            escape(&public.published(&f.path)),
+            escape(&crate::html::file_href(&public.published(&f.path))),
             escape(public.name(&f.path)),
             crate::expr::Format::parse(",").map(|fm| fm.apply(bytes as f64)).unwrap_or_default(),
             &sha[..sha.len().min(16)],

@@ -13,6 +13,7 @@ mod leaks;
 mod reader;
 mod redact;
 mod scale;
+mod script;
 mod serve;
 mod tamper;
 mod unguessable;
@@ -82,6 +83,17 @@ pub fn seal(dir: &Path) {
 
 pub fn build(root: &Path, out: &Path) -> Output {
     run(exhibit().arg("build").arg(root).arg("-o").arg(out))
+}
+
+/// `exhibit build ROOT -o OUT --theme THEME`.
+pub fn build_themed(root: &Path, out: &Path, theme: &Path) -> Output {
+    run(exhibit()
+        .arg("build")
+        .arg(root)
+        .arg("-o")
+        .arg(out)
+        .arg("--theme")
+        .arg(theme))
 }
 
 /// Every file under `dir` with its contents, for comparing whole trees.

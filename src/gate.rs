@@ -1,0 +1,298 @@
+//! The output gate: the last look at every published HTML and SVG file,
+//! after the site is written and before it is swapped in. Whatever wrote
+//! the markup (a page, a block, the built-in theme or a `--theme DIR`
+//! override), no construct that can run script may be published: the file
+//! is tokenized as a browser would (html5gum, the WHATWG tokenizer) and
+//! each refused construct is named by file:line:col and a fixed
+//! description, never by the value it held.
+
+use crate::error::EvidenceFailed;
+use anyhow::Result;
+use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
+use html5gum::{Span, Tokenizer};
+use rayon::prelude::*;
+use std::path::Path;
+
+/// Extensions the gate reads as markup: what a browser would render as a
+/// document. Every other published file is inert by its name
+/// ([`crate::campaign::published_name`]) or is the stylesheet.
+const MARKUP: &[&str] = &["html", "htm", "xhtml", "xht", "svg", "xml"];
+
+/// Elements that load or run active content whatever their attributes.
+const ELEMENTS: &[(&str, &str)] = &[
+    ("script", "a <script> element"),
+    ("iframe", "an <iframe> element"),
+    ("frame", "a <frame> element"),
+    ("frameset", "a <frameset> element"),
+    ("object", "an <object> element"),
+    ("embed", "an <embed> element"),
+    ("applet", "an <applet> element"),
+    ("portal", "a <portal> element"),
+    ("base", "a <base> element"),
+    ("foreignobject", "an SVG <foreignObject> element"),
+];
+
+/// Attributes holding a URL a browser may navigate to or load.
+const URL_ATTRS: &[&str] = &[
+    "href",
+    "xlink:href",
+    "src",
+    "action",
+    "formaction",
+    "data",
+    "poster",
+    "background",
+    "codebase",
+    "cite",
+    "longdesc",
+    "ping",
+    "srcset",
+    "manifest",
+    "icon",
+    "lowsrc",
+    "dynsrc",
+];
+
+/// `data:` types that render inert: images (SVG only where an image is
+/// loaded, never navigated to) and the data downloads of the single file.
+const DATA_TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "text/csv",
+    "text/plain",
+    "application/json",
+];
+
+/// Check every markup file under `root`: exit 1 listing each refused
+/// construct, or `Ok`.
+pub fn check_tree(root: &Path) -> Result<()> {
+    let files: Vec<walkdir::DirEntry> = walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file() && is_markup(e.path()))
+        .collect();
+    // Sorted by file, then position in it: a stable report.
+    let mut found: Vec<(String, usize, usize, &'static str)> = files
+        .par_iter()
+        .map(|e| {
+            let rel = e.path().strip_prefix(root).unwrap_or(e.path());
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            let text = std::fs::read(e.path())
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            check(&text)
+                .into_iter()
+                .map(|(offset, why)| {
+                    let (line, col) = crate::error::line_col(&text, offset);
+                    (rel.clone(), line, col, why)
+                })
+                .collect::<Vec<_>>()
+        })
+        .flatten()
+        .collect();
+    if found.is_empty() {
+        return Ok(());
+    }
+    found.sort();
+    Err(EvidenceFailed {
+        report: format!(
+            "refusing to publish: the written site holds markup that can run script (the previous site is unchanged)\n{}",
+            found
+                .iter()
+                .map(|(rel, line, col, why)| format!("  {rel}:{line}:{col}: {why}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+    }
+    .into())
+}
+
+fn is_markup(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| MARKUP.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// A start tag as the gate sees it: lowercased name, where it starts, and
+/// its attributes (name, decoded value, where the name starts).
+#[derive(Default)]
+struct Tag {
+    name: String,
+    at: usize,
+    attrs: Vec<(String, String, usize)>,
+}
+
+impl Tag {
+    fn attr(&self, key: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, v, _)| v.as_str())
+    }
+}
+
+/// Collects start tags from html5gum's callback emitter: text, the bulk
+/// of a page, is never copied.
+#[derive(Default)]
+struct Collector {
+    tag: Tag,
+    in_tag: bool,
+}
+
+impl html5gum::emitters::callback::Callback<Tag, usize> for Collector {
+    fn handle_event(&mut self, event: CallbackEvent<'_>, span: Span<usize>) -> Option<Tag> {
+        match event {
+            CallbackEvent::OpenStartTag { name } => {
+                self.in_tag = true;
+                self.tag = Tag {
+                    name: String::from_utf8_lossy(name).to_ascii_lowercase(),
+                    // Where the name ends; [`check`] finds its `<`.
+                    at: span.end,
+                    attrs: Vec::new(),
+                };
+            }
+            CallbackEvent::AttributeName { name } if self.in_tag => self.tag.attrs.push((
+                String::from_utf8_lossy(name).to_ascii_lowercase(),
+                String::new(),
+                span.start,
+            )),
+            CallbackEvent::AttributeValue { value } if self.in_tag => {
+                if let Some(last) = self.tag.attrs.last_mut() {
+                    last.1.push_str(&String::from_utf8_lossy(value));
+                }
+            }
+            CallbackEvent::CloseStartTag { .. } if self.in_tag => {
+                self.in_tag = false;
+                return Some(std::mem::take(&mut self.tag));
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
+/// Each script-capable construct in `html`: its byte offset and what it is.
+pub fn check(html: &str) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    let emitter = CallbackEmitter::new(Collector::default());
+    for mut tag in Tokenizer::new_with_emitter(html, emitter).flatten() {
+        let end = tag.at.min(html.len());
+        tag.at = html.as_bytes()[..end]
+            .iter()
+            .rposition(|&b| b == b'<')
+            .unwrap_or(end);
+        check_tag(&tag, &mut found);
+    }
+    found
+}
+
+fn check_tag(tag: &Tag, found: &mut Vec<(usize, &'static str)>) {
+    let name = tag.name.as_str();
+    if let Some((_, why)) = ELEMENTS.iter().find(|(n, _)| *n == name) {
+        found.push((tag.at, why));
+    }
+    if name == "meta"
+        && tag
+            .attr("http-equiv")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"))
+    {
+        found.push((tag.at, "a <meta http-equiv=\"refresh\"> redirect"));
+    }
+    // SVG animation can set an `href` to a script URL after load.
+    if matches!(
+        name,
+        "animate" | "set" | "animatemotion" | "animatetransform"
+    ) && tag
+        .attr("attributename")
+        .is_some_and(|v| v.to_ascii_lowercase().contains("href"))
+    {
+        found.push((tag.at, "an SVG animation that sets a link"));
+    }
+    for (key, value, at) in &tag.attrs {
+        let at = *at;
+        if key.starts_with("on") {
+            found.push((at, "an event-handler attribute (on...)"));
+        } else if key == "srcdoc" {
+            found.push((at, "a srcdoc attribute"));
+        } else if URL_ATTRS.contains(&key.as_str())
+            || matches!(key.as_str(), "values" | "to" | "from") && name != "animatetransform"
+        {
+            let image = name == "img" && key == "src";
+            if let Some(why) = script_url(value, image) {
+                found.push((at, why));
+            }
+        }
+    }
+}
+
+/// Why a URL may run script, read as a browser does (ASCII white space and
+/// control characters ignored, scheme case-insensitive).
+fn script_url(value: &str, image: bool) -> Option<&'static str> {
+    // `srcset` and animation `values` hold several URLs.
+    value
+        .split([',', ';'])
+        .find_map(|part| one_url(part, image))
+        .or_else(|| one_url(value, image))
+}
+
+fn one_url(value: &str, image: bool) -> Option<&'static str> {
+    let compact: String = value
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if compact.starts_with("javascript:") {
+        Some("a javascript: URL")
+    } else if compact.starts_with("vbscript:") {
+        Some("a vbscript: URL")
+    } else if let Some(rest) = compact.strip_prefix("data:") {
+        let mime = rest.split([';', ',']).next().unwrap_or("");
+        let inert = DATA_TYPES.contains(&mime) || (image && mime == "image/svg+xml");
+        (!inert).then_some("a data: URL of a type that can run script")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+
+    fn whys(html: &str) -> Vec<&'static str> {
+        check(html).into_iter().map(|(_, w)| w).collect()
+    }
+
+    #[test]
+    fn refuses_script_constructs() {
+        assert_eq!(whys("<p>x</p><SCRIPT>1</SCRIPT>"), ["a <script> element"]);
+        assert_eq!(
+            whys("<h2 id=t ONFOCUS=alert(1)>"),
+            ["an event-handler attribute (on...)"]
+        );
+        assert_eq!(whys("<a href=' JaVa\tScript:x'>"), ["a javascript: URL"]);
+        assert_eq!(
+            whys("<a href=\"data:text/html,x\">"),
+            ["a data: URL of a type that can run script"]
+        );
+        assert_eq!(
+            whys("<svg><a xlink:href=\"javascript:x\"></a></svg>"),
+            ["a javascript: URL"]
+        );
+        assert_eq!(
+            whys("<set attributeName=href to=javascript:x>"),
+            ["an SVG animation that sets a link", "a javascript: URL"]
+        );
+        assert_eq!(
+            whys("<meta http-equiv=Refresh content=0>"),
+            ["a <meta http-equiv=\"refresh\"> redirect"]
+        );
+    }
+
+    #[test]
+    fn passes_what_exhibit_writes() {
+        assert!(whys("<a href=\"https://x/\">x</a><img src=\"data:image/svg+xml,x\"><a href=\"data:text/csv;charset=utf-8,a\" download>c</a><a href=\"./javascript:x\">f</a>").is_empty());
+    }
+}
