@@ -397,9 +397,18 @@ impl Redactor {
         }
         let mut out = Vec::with_capacity(text.len());
         let mut at = 0;
+        // A run of one value (a peer list, a repeated log line) looks its
+        // placeholder up once, not once per copy under the table's lock.
+        let mut last: Option<(&Hit, String)> = None;
         for h in hits {
             out.extend_from_slice(&text[at..h.start]);
-            out.extend_from_slice(self.placeholder(h).as_bytes());
+            let same = last
+                .as_ref()
+                .is_some_and(|(l, _)| l.category == h.category && l.key == h.key);
+            if !same {
+                last = Some((h, self.placeholder(h)));
+            }
+            out.extend_from_slice(last.as_ref().map_or(&b""[..], |(_, p)| p.as_bytes()));
             // A PEM block keeps its line count, so later lines keep their numbers.
             let newlines = text[h.start..h.end].iter().filter(|&&b| b == b'\n').count();
             out.extend(std::iter::repeat_n(b'\n', newlines));

@@ -51,14 +51,14 @@ pub fn pattern() -> String {
         // URLs with userinfo, and URLs whose host is a single label
         // (`http://gpu-node-07:8000/`). Addresses and private names in other
         // URLs are found by the rules below, so public URLs never match.
-        r#"(?P<url>\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:(?P<urluser>[^\s/@"'`<>\[\]:]*(?::[^\s/@"'`<>\[\]]*)?)@(?P<urlhost>\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9]+)?\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?::(?P<urlport>[0-9]{1,5}))?|(?P<ulabel>[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)(?::(?P<uport>[0-9]{1,5}))?(?:[/?#"'`<>()\[\]\s,;!]|\.(?:[^A-Za-z0-9_-]|\z)|\z)))"#.to_string(),
+        r#"(?P<url>\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:(?P<urluser>[^\s/@"'`<>\[\]:]*:[^\s/@"'`<>\[\]]*|[A-Za-z0-9_.~-]+)@(?P<urlhost>\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9]+)?\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?::(?P<urlport>[0-9]{1,5}))?|(?P<ulabel>[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)(?::(?P<uport>[0-9]{1,5}))?(?:[/?#"'`<>()\[\]\s,;!]|\.(?:[^A-Za-z0-9_-]|\z)|\z)))"#.to_string(),
         format!(r"(?P<upath>(?:(?:/(?:var|data|export|nfs|srv|scratch))?/(?:home|Users)/{NAME}|/tmp/pytest-of-{NAME}|~[A-Za-z_][A-Za-z0-9_.-]*/{NAME}|/root\b|/mnt/[A-Za-z]/(?i:users)/{NAME})(?:[/\\]{REST})?)"),
         format!(r"(?P<wpath>\b[A-Za-z]:(?:\\\\?|/)(?i:users)(?:\\\\?|/){NAME}{REST})"),
         format!(r"(?P<unc>\\\\(?:\\\\)?[A-Za-z0-9$._-]+\\\\?{NAME}{REST})"),
         r"(?P<ip6>\[?(?:\b(?i:f[cd][0-9a-f]{2}|fe[89ab][0-9a-f]):[0-9A-Fa-f:.]*[0-9A-Fa-f]|::(?i:ffff):[0-9A-Fa-f.:]*[0-9A-Fa-f]|\b(?:0{1,4}:){5}(?i:ffff):[0-9A-Fa-f.:]*[0-9A-Fa-f])(?:%[A-Za-z0-9]+)?\]?(?::[0-9]{1,5}\b)?)".to_string(),
         // Only the private ranges: public addresses and most version
         // numbers never become candidates.
-        r"(?P<ip4>(?:0{0,2}10\.[0-9]{1,3}|0?172\.0?(?:1[6-9]|2[0-9]|3[01])|0?192\.168|0?169\.254|0?100\.0?(?:6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7]))\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]{1,5}\b)?)".to_string(),
+        r"(?P<ip4>(?:\b|_)(?:0{0,2}10\.[0-9]{1,3}|0?172\.0?(?:1[6-9]|2[0-9]|3[01])|0?192\.168|0?169\.254|0?100\.0?(?:6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7]))\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]{1,5}\b)?)".to_string(),
         r"(?P<host>\b(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.(?:internal|local|lan|home\.arpa|corp|intranet))\b(?::[0-9]{1,5}\b)?)".to_string(),
         r"(?P<hp>\b(?i:[a-z][a-z0-9]*[0-9][a-z0-9]*(?:-[a-z0-9]+)*|[a-z][a-z0-9]*(?:-[a-z0-9]+)+):[1-9][0-9]{1,4}\b)".to_string(),
     ];
@@ -332,6 +332,9 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>, memo: &mut Memo) {
             );
         }
     } else if caps.name("ip4").is_some() {
+        // `host_10.0.0.5`: the rule takes the `_` (a word boundary would
+        // refuse it), the value starts after it.
+        let start = start + usize::from(text[start] == b'_');
         let t = s(start, end);
         let (addr, port) = t
             .split_once(':')

@@ -109,7 +109,7 @@ const SURVIVORS: &[(&str, &[&str])] = &[
             "033446bb05c1d1e6a8c0e7d2f8b9a4c3d2e1f0a9",
             "zai-org/GLM-4.7-Flash@8a1b2c3d",
             "https://huggingface.co/zai-org/GLM-4.7-Flash",
-            "TensorRT 10.3.0.26",
+            "tensorrt==10.3.0.26",
             "http://127.0.0.1:8000",
             "0.0.0.0:8000",
             "8.8.8.8",
@@ -132,7 +132,7 @@ const SURVIVORS: &[(&str, &[&str])] = &[
     ),
     (
         "data/runs.json",
-        &["0.0.0.dev1+g033446bb05", "TensorRT 10.3.0.26", "8.8.8.8"],
+        &["0.0.0.dev1+g033446bb05", "tensorrt==10.3.0.26", "8.8.8.8"],
     ),
     (
         "ledger.html",

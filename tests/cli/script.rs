@@ -258,7 +258,7 @@ fn executable_artifact_types_are_published_inert() {
         "mjs",
         "swf",
         "php",
-        "HTML",
+        "ASPX",
         "html.gz",
         "unknownext",
     ];
