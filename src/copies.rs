@@ -131,14 +131,17 @@ impl Stage<'_> {
                         binary: *mode == Mode::Binary,
                     });
                 }
-                let k = public::copy(
-                    self.redactor,
-                    &c.path(original),
-                    e.kept(original).map(|b| &b[..]),
-                    &self.sink.path(&rel)?,
-                    expected,
-                    *mode,
-                )?;
+                let to = self.sink.path(&rel)?;
+                let kept = e.kept(original).map(|b| &b[..]);
+                let found = p.hits.get(original).filter(|_| same_detector);
+                let k = match (kept, found) {
+                    (Some(bytes), Some(hits)) if *mode == Mode::Redact => {
+                        public::copy_found(self.redactor, bytes, hits, &to, expected)?
+                    }
+                    _ => {
+                        public::copy(self.redactor, &c.path(original), kept, &to, expected, *mode)?
+                    }
+                };
                 self.sink.unchanged(&rel, &k.published_sha256);
                 Ok(k)
             })

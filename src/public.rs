@@ -26,6 +26,10 @@ pub struct Public {
     pub binary: BTreeSet<String>,
     /// Text files in which the input scan found nothing (original paths).
     pub clean: BTreeSet<String>,
+    /// What the input scan found in small text files kept in memory, as
+    /// spans of the file (original paths): the copy replaces them without
+    /// looking again, when its detector is the one that scanned them.
+    pub hits: HashMap<String, Vec<crate::redact::Hit>>,
     /// Fingerprint of the detector that scanned them.
     pub scanned_by: String,
 }
@@ -207,6 +211,16 @@ pub fn prepare(
         }
         let hits: Vec<_> = s.hits.into_iter().map(|(_, _, h)| h).collect();
         r.register(&hits);
+        // One chunk of plain bytes: the hits are spans of the file itself.
+        let kept = evidences[*i].kept(f);
+        if !hits.is_empty()
+            && kept.is_some_and(|b| {
+                b.len() < scan::CHUNK
+                    && scan::Kind::of(&b[..b.len().min(scan::HEAD)]) == scan::Kind::Text
+            })
+        {
+            publics[*i].hits.insert(f.clone(), hits);
+        }
     }
     if !refused.is_empty() {
         return Err(EvidenceFailed {
@@ -277,6 +291,29 @@ pub struct Copied {
     pub redactions: Counts,
     /// A binary or archive published as it is.
     pub binary: bool,
+}
+
+/// Publish `bytes` (a kept file, exactly as verified) with `hits` (what
+/// the input scan found in them, by the copy's own detector) replaced:
+/// the same bytes [`copy`] would write, without finding them again.
+pub fn copy_found(
+    r: &Redactor,
+    bytes: &[u8],
+    hits: &[crate::redact::Hit],
+    to: &Path,
+    expected: &str,
+) -> Result<Copied> {
+    let mut counts = Counts::new();
+    let published = r.replace(bytes, hits, &mut counts);
+    crate::fsx::write(to, &published)?;
+    Ok(Copied {
+        sha256: expected.to_string(),
+        published_sha256: crate::hash::sha256_bytes(&published),
+        bytes: bytes.len() as u64,
+        published_bytes: published.len() as u64,
+        redactions: counts,
+        binary: false,
+    })
 }
 
 /// How [`copy`] treats a file's bytes.
