@@ -63,6 +63,17 @@ pub struct FileCheck {
     pub detail: Option<String>,
 }
 
+impl FileCheck {
+    /// (path, sha256, bytes) as read from disk: a manifest entry.
+    pub(crate) fn entry(&self) -> (&str, &str, u64) {
+        (
+            self.path.as_str(),
+            self.sha256.as_deref().unwrap_or(""),
+            self.bytes.unwrap_or(0),
+        )
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Evidence {
     pub dir: PathBuf,

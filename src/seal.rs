@@ -111,16 +111,7 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
         .iter()
         .filter(|f| f.sha256.is_some() && f.verdict != Verdict::Missing)
         .collect();
-    let rows: Vec<(&str, &str, u64)> = files
-        .iter()
-        .map(|f| {
-            (
-                f.path.as_str(),
-                f.sha256.as_deref().unwrap_or(""),
-                f.bytes.unwrap_or(0),
-            )
-        })
-        .collect();
+    let rows: Vec<(&str, &str, u64)> = files.iter().map(|f| f.entry()).collect();
     let text = manifest::render(format, &rows)?;
     crate::fsx::write(&dir.join(&name), text.as_bytes())?;
     let verb = if existing.is_some() {

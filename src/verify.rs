@@ -301,17 +301,8 @@ pub fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Evidence>
     let audit: AuditFiles = serde_json::from_str(&text)
         .map_err(|e| crate::error::InputError::json(&audit_path, &text, 0, &e))?;
     // Every original, by path and by keyed path tag.
-    let mut sealed_files: Vec<(&str, &str, u64)> = originals
-        .files
-        .iter()
-        .map(|f| {
-            (
-                f.path.as_str(),
-                f.sha256.as_deref().unwrap_or(""),
-                f.bytes.unwrap_or(0),
-            )
-        })
-        .collect();
+    let mut sealed_files: Vec<(&str, &str, u64)> =
+        originals.files.iter().map(|f| f.entry()).collect();
     sealed_files.push((&name, &m_sha, m_bytes));
     let by_tag: std::collections::HashMap<String, (&str, &str, u64)> = sealed_files
         .iter()

@@ -59,7 +59,7 @@ pub fn pattern() -> String {
         // Only the private ranges: public addresses and most version
         // numbers never become candidates.
         r"(?P<ip4>(?:\b|_)(?:0{0,2}10\.[0-9]{1,3}|0?172\.0?(?:1[6-9]|2[0-9]|3[01])|0?192\.168|0?169\.254|0?100\.0?(?:6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7]))\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]{1,5}\b)?)".to_string(),
-        r"(?P<host>\b(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.(?:internal|local|lan|home\.arpa|corp|intranet))\b(?::[0-9]{1,5}\b)?)".to_string(),
+        r"(?P<host>(?:\b|_)(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.(?:internal|local|lan|home\.arpa|corp|intranet))\b(?::[0-9]{1,5}\b)?)".to_string(),
         r"(?P<hp>\b(?i:[a-z][a-z0-9]*[0-9][a-z0-9]*(?:-[a-z0-9]+)*|[a-z][a-z0-9]*(?:-[a-z0-9]+)+):[1-9][0-9]{1,4}\b)".to_string(),
     ];
     format!("(?-u){}", alternatives.join("|"))
@@ -360,6 +360,9 @@ fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>, memo: &mut Memo) {
             push(start, end, Category::Endpoint, key);
         }
     } else if caps.name("host").is_some() {
+        // `host_gpu-node.internal`: as for addresses, the `_` is not part
+        // of the name, and does not hide it.
+        let start = start + usize::from(text[start] == b'_');
         let t = s(start, end);
         let lower = t.to_ascii_lowercase();
         let name = lower.split(':').next().unwrap_or("");

@@ -95,6 +95,7 @@ const LEAKS: &[(&str, &str, Category)] = &[
     ("peer 192-168-1-10.nip.io up", "192-168-1-10", Category::Endpoint),
     // No neighbour switches a detector off.
     ("host_10.0.0.5 up", "10.0.0.5", Category::Endpoint),
+    ("node_gpu-node-7.internal up", "gpu-node-7.internal", Category::Endpoint),
     ("Linux 10.0.0.5 vs WSL", "10.0.0.5", Category::Endpoint),
     (r#"{"windows": "172.28.160.2"}"#, "172.28.160.2", Category::Endpoint),
     (r#"{"v": "10.1.2.3"}"#, "10.1.2.3", Category::Endpoint),

@@ -41,6 +41,17 @@ fn one_address() -> PathBuf {
     dir
 }
 
+/// `exhibit build DIR -o OUT --key-file KEY`.
+fn build_keyed(dir: &Path, out: &Path, key: &Path) -> Output {
+    run(exhibit()
+        .arg("build")
+        .arg(dir)
+        .arg("-o")
+        .arg(out)
+        .arg("--key-file")
+        .arg(key))
+}
+
 /// Every published file's bytes and name, as one haystack per file.
 fn published(out: &Path) -> Vec<(String, String)> {
     tree(out)
@@ -137,13 +148,7 @@ fn with_the_key_an_auditor_ties_each_copy_to_its_sealed_original() {
     let key = work.join("publisher.key");
     std::fs::write(&key, KEY).unwrap();
     let out = work.join("site");
-    let o = run(exhibit()
-        .arg("build")
-        .arg(&dir)
-        .arg("-o")
-        .arg(&out)
-        .arg("--key-file")
-        .arg(&key));
+    let o = build_keyed(&dir, &out, &key);
     assert!(o.status.success(), "{}", stderr(&o));
     let site = out.join("guess");
     let audit: serde_json::Value = serde_json::from_str(&read(&site.join("audit.json"))).unwrap();
@@ -205,13 +210,7 @@ fn keys_that_would_weaken_the_commitment_are_refused() {
     let out = dir.parent().unwrap().join("site");
     let short = dir.parent().unwrap().join("short.key");
     std::fs::write(&short, "tiny").unwrap();
-    let o = run(exhibit()
-        .arg("build")
-        .arg(&dir)
-        .arg("-o")
-        .arg(&out)
-        .arg("--key-file")
-        .arg(&short));
+    let o = build_keyed(&dir, &out, &short);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         stderr(&o),
@@ -222,13 +221,7 @@ fn keys_that_would_weaken_the_commitment_are_refused() {
     );
     let inside = dir.join("exhibit.key");
     std::fs::write(&inside, KEY).unwrap();
-    let o = run(exhibit()
-        .arg("build")
-        .arg(&dir)
-        .arg("-o")
-        .arg(&out)
-        .arg("--key-file")
-        .arg(&inside));
+    let o = build_keyed(&dir, &out, &inside);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         stderr(&o),
