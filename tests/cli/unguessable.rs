@@ -41,6 +41,14 @@ fn one_address() -> PathBuf {
     dir
 }
 
+/// The row of `path` in a document's `files` (audit.json, manifest.json).
+fn entry<'d>(doc: &'d serde_json::Value, path: &str) -> &'d serde_json::Value {
+    doc["files"]
+        .as_array()
+        .and_then(|files| files.iter().find(|f| f["path"] == path))
+        .unwrap_or_else(|| panic!("no row for {path}"))
+}
+
 /// `exhibit build DIR -o OUT --key-file KEY`.
 fn build_keyed(dir: &Path, out: &Path, key: &Path) -> Output {
     run(exhibit()
@@ -88,12 +96,7 @@ fn no_channel_publishes_a_redacted_files_original_hash_or_size() {
     let site = out.join("guess");
     let copy = std::fs::read(site.join("artifacts/env.log")).unwrap();
     let audit: serde_json::Value = serde_json::from_str(&read(&site.join("audit.json"))).unwrap();
-    let row = audit["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"] == "artifacts/env.log")
-        .unwrap();
+    let row = entry(&audit, "artifacts/env.log");
     assert_eq!(row["sha256"], sha256_hex(&copy), "{row}");
     assert_eq!(row["bytes"], copy.len(), "{row}");
     assert_eq!(row["redacted"], true);
@@ -115,12 +118,7 @@ fn no_channel_publishes_a_redacted_files_original_hash_or_size() {
     // The published manifest lists the copy, so the published folder is
     // its own evidence.
     let m: serde_json::Value = serde_json::from_str(&read(&site.join("manifest.json"))).unwrap();
-    let entry = m["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"] == "artifacts/env.log")
-        .unwrap();
+    let entry = entry(&m, "artifacts/env.log");
     assert_eq!(entry["sha256"], sha256_hex(&copy));
     assert_eq!(audit["verification"]["rewritten"], true);
     let o = run(exhibit().arg("verify").arg(&site));
@@ -152,12 +150,7 @@ fn with_the_key_an_auditor_ties_each_copy_to_its_sealed_original() {
     assert!(o.status.success(), "{}", stderr(&o));
     let site = out.join("guess");
     let audit: serde_json::Value = serde_json::from_str(&read(&site.join("audit.json"))).unwrap();
-    let row = audit["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"] == "artifacts/env.log")
-        .unwrap();
+    let row = entry(&audit, "artifacts/env.log");
     assert_eq!(
         row["sealed"]["hmac_sha256"].as_str().unwrap().len(),
         64,
