@@ -3,7 +3,10 @@
 //!
 //! The pipeline, one stage per module, data flowing one way:
 //! [`campaign`] (find and load campaigns) -> [`manifest`] + [`evidence`]
-//! (hash and verify every file) -> [`page`] (Markdown and `exhibit` blocks,
+//! (hash and verify every file) -> [`public`] (scan every file, number
+//! private values, redact names) -> [`copies`] (publish every file,
+//! redacted, before any page: pages show the copies' hashes; [`commit`]
+//! ties redacted copies to their originals for key holders) -> [`page`] (Markdown and `exhibit` blocks,
 //! reading [`data`] through [`expr`]) -> [`blocks`] (cards, tables, charts,
 //! ledgers as HTML/SVG) -> [`render`] (tera templates) -> [`site`] (write,
 //! SHA256SUMS, audit.json, [`gate`] refusing script, swap in; [`single`] for the one-file copy). [`verify`] and [`seal`] reuse the
