@@ -359,11 +359,12 @@ pub fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Evidence>
             }
         }
     }
+    let det = crate::redact::Detector::builtin();
     for (path, _, _) in &sealed_files {
         if !matched.contains(path) {
-            // The original's own name may be private: say which by count.
+            // The original's own name may be private: shown masked.
             ev.files.push(not_published(
-                format!("(sealed file {})", matched.len() + 1),
+                crate::redact::mask_name(&det, path),
                 "in the sealed campaign but not among the published copies",
             ));
         }

@@ -185,6 +185,9 @@ fn with_the_key_an_auditor_ties_each_copy_to_its_sealed_original() {
         "compressor: zstd -19\nserver: 10.20.30.41:9000\nthreads: 16\n",
     )
     .unwrap();
+    // ...and a file the site never published, named masked.
+    std::fs::create_dir_all(forged.join("artifacts/home/alice")).unwrap();
+    std::fs::write(forged.join("artifacts/home/alice/extra.log"), "x\n").unwrap();
     let o = run(exhibit().args(["seal", "--update"]).arg(&forged));
     assert!(o.status.success(), "{}", stderr(&o));
     let o = verify(&key, &forged);
@@ -194,6 +197,12 @@ fn with_the_key_an_auditor_ties_each_copy_to_its_sealed_original() {
         text.contains("does not match the sealed original"),
         "{text}"
     );
+    assert!(
+        text.contains("artifacts/[host-path]/extra.log")
+            && text.contains("not among the published copies"),
+        "{text}"
+    );
+    assert!(!text.contains("alice"), "{text}");
     assert!(!text.contains("10.20.30"), "{text}");
 }
 
