@@ -55,6 +55,25 @@ fn sealed() -> (PathBuf, PathBuf) {
     (dir, scratch)
 }
 
+/// `exhibit CMD DIR` on a copy of fixture `name` that `prepare` changed
+/// (sealed first when `sealed`), pinned as snapshot `snapshot`.
+fn pinned_on(
+    name: &str,
+    sealed: bool,
+    prepare: impl FnOnce(&Path),
+    cmd: &str,
+    snapshot: &str,
+    code: i32,
+) {
+    let dir = fixture(name);
+    if sealed {
+        seal(&dir);
+    }
+    prepare(&dir);
+    let o = run(exhibit().arg(cmd).arg(&dir));
+    pinned(snapshot, &o, code, dir.parent().unwrap());
+}
+
 #[test]
 fn malformed_data_json() {
     check("malformed-data-json");
@@ -170,16 +189,25 @@ fn output_inside_the_campaign_is_refused() {
     pinned("build-output-replacing-input", &o, 2, &scratch);
 }
 
+/// `exhibit build DIR -o OUT --expect PIN`.
+fn build_expecting(dir: &Path, out: &Path, pin: &str) -> Output {
+    run(exhibit()
+        .arg("build")
+        .arg(dir)
+        .arg("-o")
+        .arg(out)
+        .arg("--expect")
+        .arg(pin))
+}
+
 #[test]
 fn build_pin_naming_no_campaign_here() {
     let (dir, scratch) = sealed();
-    let o = run(exhibit()
-        .arg("build")
-        .arg(&dir)
-        .arg("-o")
-        .arg(scratch.join("site"))
-        .arg("--expect")
-        .arg(format!("other={}", "a".repeat(64))));
+    let o = build_expecting(
+        &dir,
+        &scratch.join("site"),
+        &format!("other={}", "a".repeat(64)),
+    );
     pinned("build-expect-unknown-campaign", &o, 2, &scratch);
 }
 
@@ -200,35 +228,47 @@ fn verify_sealed_without_a_key() {
 
 #[test]
 fn verify_with_no_manifest() {
-    let dir = fixture("minimal");
-    let o = run(exhibit().arg("verify").arg(&dir));
-    pinned("verify-no-manifest", &o, 2, dir.parent().unwrap());
+    pinned_on("minimal", false, |_| {}, "verify", "verify-no-manifest", 2);
 }
 
 #[test]
 fn verify_malformed_sums_line() {
-    let dir = fixture("minimal");
-    let sums = format!("{}  campaign.json\nnot a line\n", "a".repeat(64));
-    std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
-    let o = run(exhibit().arg("verify").arg(&dir));
-    pinned("verify-malformed-sums-line", &o, 2, dir.parent().unwrap());
+    let sums = |dir: &Path| {
+        let text = format!("{}  campaign.json\nnot a line\n", "a".repeat(64));
+        std::fs::write(dir.join("SHA256SUMS"), text).unwrap();
+    };
+    pinned_on(
+        "minimal",
+        false,
+        sums,
+        "verify",
+        "verify-malformed-sums-line",
+        2,
+    );
 }
 
 #[test]
 fn verify_manifest_hash_not_hex() {
-    let (dir, scratch) = sealed();
-    let p = dir.join("manifest.json");
-    let text = read(&p);
-    let first = text.find("\"sha256\": \"").expect("a sha256 field") + 11;
-    let text = format!(
-        "{}{}{}",
-        &text[..first],
-        "g".repeat(64),
-        &text[first + 64..]
+    let not_hex = |dir: &Path| {
+        let p = dir.join("manifest.json");
+        let text = read(&p);
+        let first = text.find("\"sha256\": \"").expect("a sha256 field") + 11;
+        let text = format!(
+            "{}{}{}",
+            &text[..first],
+            "g".repeat(64),
+            &text[first + 64..]
+        );
+        std::fs::write(&p, text).unwrap();
+    };
+    pinned_on(
+        "minimal",
+        true,
+        not_hex,
+        "verify",
+        "verify-manifest-hash-not-hex",
+        2,
     );
-    std::fs::write(&p, text).unwrap();
-    let o = run(exhibit().arg("verify").arg(&dir));
-    pinned("verify-manifest-hash-not-hex", &o, 2, &scratch);
 }
 
 #[test]
@@ -295,13 +335,7 @@ fn pin_of_a_rewritten_manifest() {
     seal_update(&dir);
     let o = run(exhibit().arg("verify").arg(&dir).arg("--expect").arg(&pin));
     pinned("verify-expect-mismatch", &o, 1, &scratch);
-    let o = run(exhibit()
-        .arg("build")
-        .arg(&dir)
-        .arg("-o")
-        .arg(scratch.join("site"))
-        .arg("--expect")
-        .arg(&pin));
+    let o = build_expecting(&dir, &scratch.join("site"), &pin);
     // The message names both hashes; they differ with the fixture's bytes.
     let now = exhibit::hash::sha256_bytes(&std::fs::read(dir.join("manifest.json")).unwrap());
     let err = stderr(&o).replace(&pin, "[PIN]").replace(&now, "[NOW]");
@@ -315,29 +349,27 @@ fn pin_of_a_rewritten_manifest() {
 
 #[test]
 fn seal_of_a_changed_campaign() {
-    let (dir, scratch) = sealed();
-    std::fs::write(dir.join("artifacts/new.log"), "new").unwrap();
-    std::fs::remove_file(dir.join("notes.md")).unwrap();
-    std::fs::write(dir.join("data/cells.json"), "{\"cells\": []}").unwrap();
-    let o = run(exhibit().arg("seal").arg(&dir));
-    pinned("seal-manifest-differs", &o, 1, &scratch);
+    let change = |dir: &Path| {
+        std::fs::write(dir.join("artifacts/new.log"), "new").unwrap();
+        std::fs::remove_file(dir.join("notes.md")).unwrap();
+        std::fs::write(dir.join("data/cells.json"), "{\"cells\": []}").unwrap();
+    };
+    pinned_on("minimal", true, change, "seal", "seal-manifest-differs", 1);
 }
 
 #[test]
 fn seal_refuses_a_symlink_out_of_the_campaign() {
-    let dir = fixture("minimal");
-    let outside = dir.parent().unwrap().join("outside.txt");
-    std::fs::write(&outside, "elsewhere").unwrap();
-    std::os::unix::fs::symlink(&outside, dir.join("artifacts/out.txt")).unwrap();
-    let o = run(exhibit().arg("seal").arg(&dir));
-    pinned("seal-symlink-out", &o, 1, dir.parent().unwrap());
+    let link_out = |dir: &Path| {
+        let outside = dir.parent().unwrap().join("outside.txt");
+        std::fs::write(&outside, "elsewhere").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("artifacts/out.txt")).unwrap();
+    };
+    pinned_on("minimal", false, link_out, "seal", "seal-symlink-out", 1);
 }
 
 #[test]
 fn scan_finding_private_values() {
-    let dir = fixture("leaky");
-    let o = run(exhibit().arg("scan").arg(&dir));
-    pinned("scan-private-values", &o, 1, dir.parent().unwrap());
+    pinned_on("leaky", false, |_| {}, "scan", "scan-private-values", 1);
 }
 
 #[test]
