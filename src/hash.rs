@@ -1,17 +1,15 @@
 //! SHA-256 helpers: streaming hashing (constant memory) and hex output.
 //!
 //! One streaming helper, [`HashingReader`], hashes and counts whatever is
-//! read through it: hashing a file, copying one, or scanning one while it
-//! is hashed all go through it. The `sha2` crate picks the CPU's SHA
+//! read through it: hashing a file, and copying or scanning one while it is
+//! hashed, go through it. The `sha2` crate picks the CPU's SHA
 //! extensions at run time when present.
 
-use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
-use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::Path;
+use std::io::{BufReader, Read};
 
-/// Bytes read (and written) at a time: large reads keep syscalls rare on
-/// multi-gigabyte artifacts.
+/// Bytes read at a time: large reads keep syscalls rare on multi-gigabyte
+/// artifacts.
 const BUF: usize = 256 * 1024;
 
 /// Lowercase hex, as manifests and SHA256SUMS write digests.
@@ -28,9 +26,6 @@ pub(crate) struct HashingReader<R> {
     inner: R,
     hash: Sha256,
     bytes: u64,
-    /// The inner reader failed: lets a copy tell a read error from a
-    /// write error, which `std::io::copy` returns alike.
-    failed: bool,
 }
 
 impl<R: Read> HashingReader<R> {
@@ -39,7 +34,6 @@ impl<R: Read> HashingReader<R> {
             inner,
             hash: Sha256::new(),
             bytes: 0,
-            failed: false,
         }
     }
 
@@ -60,42 +54,18 @@ impl<R: Read> HashingReader<R> {
 
 impl<R: Read> Read for HashingReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf).inspect_err(|e| {
-            self.failed |= e.kind() != std::io::ErrorKind::Interrupted;
-        })?;
+        let n = self.inner.read(buf)?;
         self.hash.update(&buf[..n]);
         self.bytes += n as u64;
         Ok(n)
     }
 }
 
-/// Hash a file by streaming it; returns (hex digest, bytes read).
-pub fn sha256_file(path: &Path) -> Result<(String, u64)> {
-    let mut file = crate::fsx::open(path)?;
-    sha256_reader(&mut file).with_context(|| format!("failed to read `{}`", path.display()))
-}
-
+/// Hash a stream in constant memory; returns (hex digest, bytes read).
 pub fn sha256_reader(reader: &mut impl Read) -> std::io::Result<(String, u64)> {
     let mut hashing = HashingReader::new(reader);
     hashing.drain()?;
     Ok(hashing.finish())
-}
-
-/// Copy `from` to `to`, hashing what was copied; returns (hex digest, bytes).
-pub fn copy_hashed(from: &Path, to: &Path) -> Result<(String, u64)> {
-    let mut src = HashingReader::new(crate::fsx::open(from)?);
-    let mut dst = BufWriter::with_capacity(BUF, crate::fsx::create(to)?);
-    // Copying into a BufWriter reads straight into its buffer, BUF at a time.
-    let copied = std::io::copy(&mut src, &mut dst).and_then(|_| dst.flush());
-    if let Err(e) = copied {
-        let (verb, path) = if src.failed {
-            ("read", from)
-        } else {
-            ("write", to)
-        };
-        return Err(e).with_context(|| format!("failed to {verb} `{}`", path.display()));
-    }
-    Ok(src.finish())
 }
 
 #[cfg(test)]
