@@ -86,10 +86,7 @@ pub fn check_tree(root: &Path) -> Result<()> {
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
             let found = if is_css(e.path()) {
-                check_css(&text)
-                    .into_iter()
-                    .map(|why| (0, why))
-                    .collect()
+                css_found(&text, 0)
             } else {
                 check(&text)
             };
@@ -205,10 +202,7 @@ impl html5gum::emitters::callback::Callback<Token, usize> for Collector {
             // it is markup): anything tag-like in it is checked as a tag,
             // and the text around it as CSS, up to the closing tag.
             CallbackEvent::EndTag { name } if name.eq_ignore_ascii_case(b"style") => {
-                return self
-                    .style
-                    .take()
-                    .map(|(text, at)| Token::Style(text, at));
+                return self.style.take().map(|(text, at)| Token::Style(text, at));
             }
             _ => {}
         }
@@ -224,7 +218,7 @@ pub fn check(html: &str) -> Vec<(usize, &'static str)> {
         let mut tag = match token {
             Token::Tag(tag) => tag,
             Token::Style(text, at) => {
-                found.extend(check_css(&text).into_iter().map(|why| (at, why)));
+                found.extend(css_found(&text, at));
                 continue;
             }
         };
@@ -348,6 +342,25 @@ fn check_css(css: &str) -> Vec<&'static str> {
     found
 }
 
+/// [`check_css`] of `css` (which starts at byte `base` of its file), each
+/// construct placed at the start of its line; one spread over lines is
+/// placed where the CSS starts.
+fn css_found(css: &str, base: usize) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    let mut at = base;
+    for line in css.split_inclusive('\n') {
+        let start = at + (line.len() - line.trim_start().len());
+        found.extend(check_css(line).into_iter().map(|why| (start, why)));
+        at += line.len();
+    }
+    for why in check_css(css) {
+        if !found.iter().any(|(_, w)| *w == why) {
+            found.push((base, why));
+        }
+    }
+    found
+}
+
 /// CSS as its tokens mean it, lowercased and without white space: the
 /// text the patterns of [`check_css`] are looked for in.
 fn css_plain(css: &str) -> String {
@@ -456,9 +469,11 @@ mod tests {
                 "a vbscript: URL"
             ]
         );
-        // Reported where the style text starts.
-        let html = "<p>\n<style>\na{b:expression(1)}</style>";
-        assert_eq!(check(html), [(11, "a CSS expression()")]);
+        // Placed on its line, or where the style text starts.
+        let html = "<p>\n<style>\n  a{b:expression(1)}</style>";
+        assert_eq!(check(html), [(14, "a CSS expression()")]);
+        let html = "<style>a{b:url(java\nscript:x)}</style>";
+        assert_eq!(check(html), [(7, "a javascript: URL")]);
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! inject the live-reload script and the preview banner into HTML, and keep
 //! server-sent-event streams open for reloads.
 
+use super::net::Request;
 use super::{Shared, Status};
 use std::fs::File;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use super::net::Request;
 use std::net::TcpStream;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The path the reload stream is served under; no site file can take it.
@@ -163,7 +163,8 @@ impl Streams {
             } else {
                 ": ping\n\n".to_string()
             };
-            self.lock().retain(|mut s| s.write_all(msg.as_bytes()).is_ok());
+            self.lock()
+                .retain(|mut s| s.write_all(msg.as_bytes()).is_ok());
         }
     }
 }
@@ -268,12 +269,14 @@ fn send(req: Request, resp: Response) {
     }
     head.push_str("Connection: close\r\n\r\n");
     let body_too = req.method != "HEAD";
-    let sent = out.write_all(head.as_bytes()).and_then(|_| match resp.body {
-        _ if !body_too => Ok(()),
-        Body::Empty => Ok(()),
-        Body::Bytes(b) => out.write_all(&b),
-        Body::File(file, _) => send_file(file, out),
-    });
+    let sent = out
+        .write_all(head.as_bytes())
+        .and_then(|_| match resp.body {
+            _ if !body_too => Ok(()),
+            Body::Empty => Ok(()),
+            Body::Bytes(b) => out.write_all(&b),
+            Body::File(file, _) => send_file(file, out),
+        });
     if sent.is_ok() {
         let _ = out.flush();
     }
@@ -355,10 +358,9 @@ fn serve_file(req: &Request, file: &Path, status: &Status) -> std::io::Result<Re
     } else {
         format!("\"{:x}-{:x}\"", meta.len(), mtime.as_nanos())
     };
-    let matches = req.header("If-None-Match").is_some_and(|v| {
-        v.split(',')
-            .any(|t| t.trim() == etag || t.trim() == "*")
-    });
+    let matches = req
+        .header("If-None-Match")
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
     let common = |r: Response| {
         r.with("ETag", &etag)
             .with("Cache-Control", "no-cache")

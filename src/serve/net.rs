@@ -250,7 +250,11 @@ mod poll {
     /// `poll(2)`: the thread sleeps until a socket has data (or a new
     /// connection), or `timeout` passes.
     #[cfg(unix)]
-    pub(super) fn readable(listener: &TcpListener, waiting: &[Waiting], timeout: Duration) -> Ready {
+    pub(super) fn readable(
+        listener: &TcpListener,
+        waiting: &[Waiting],
+        timeout: Duration,
+    ) -> Ready {
         use std::os::fd::AsRawFd;
         let fd = |raw| libc::pollfd {
             fd: raw,
@@ -337,7 +341,9 @@ mod tests {
             step = read_head(&mut w);
         }
         assert!(matches!(step, Step::Refuse(s) if s.starts_with("431")));
-        let many: String = (0..MAX_HEADERS + 1).map(|i| format!("H{i}: v\r\n")).collect();
+        let many: String = (0..MAX_HEADERS + 1)
+            .map(|i| format!("H{i}: v\r\n"))
+            .collect();
         let (mut w, _c) = waiting_with(format!("GET / HTTP/1.1\r\n{many}\r\n").as_bytes());
         assert!(matches!(read_head(&mut w), Step::Refuse(s) if s.starts_with("431")));
         let (mut w, c) = waiting_with(b"GE");
