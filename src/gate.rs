@@ -304,7 +304,7 @@ fn one_url(value: &str, image: bool) -> Option<&'static str> {
 
 /// Each script-capable construct in a piece of CSS (a stylesheet, a
 /// `style` attribute or element), read after what a browser would undo:
-/// comments dropped, escapes (`\\6a`, `\\j`) decoded, case and white space
+/// comments dropped, escapes (`\6a`, `\j`) decoded, case and white space
 /// ignored. Refused: a script URL in `url(...)` or `@import "..."`, and
 /// the old ways CSS ran script itself (`expression(...)`, `behavior:`,
 /// `-moz-binding:`).
@@ -383,7 +383,7 @@ fn css_plain(css: &str) -> String {
                     .take(6)
                     .collect();
                 if hex.is_empty() {
-                    // `\\j` is `j`; a backslash before a newline is nothing.
+                    // `\j` is `j`; a backslash before a newline is nothing.
                     if let Some(c) = chars.next().filter(|c| *c != '\n') {
                         out.push(c);
                     }

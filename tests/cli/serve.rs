@@ -539,15 +539,21 @@ fn closed_by_server(mut s: &TcpStream) -> bool {
     matches!(s.read(&mut buf), Ok(0) | Err(_))
 }
 
+/// A preview of `dir` that has answered once, and its thread count then.
+fn settled(dir: &Path) -> (Server, usize) {
+    let server = Server::start(dir);
+    let (code, _, _) = get(&server.addr(), "/");
+    assert_eq!(code, 200);
+    let threads = threads(server.child.id());
+    (server, threads)
+}
+
 #[test]
 fn idle_and_trickling_connections_take_no_thread_and_are_dropped() {
     let dir = served_campaign();
-    let server = Server::start(&dir);
+    let (server, before) = settled(&dir);
     let addr = server.addr();
     let pid = server.child.id();
-    let (code, _, _) = get(&addr, "/");
-    assert_eq!(code, 200);
-    let before = threads(pid);
     assert!(before <= fixed_threads(), "{before} threads at the start");
     let idle = connections(&addr, 200);
     let mut trickling = connections(&addr, 50);
@@ -618,12 +624,9 @@ fn past_the_connection_cap_a_client_gets_503_at_once_and_service_resumes() {
 fn reload_streams_are_capped_and_take_no_thread_of_their_own() {
     const CAP: usize = 32;
     let dir = served_campaign();
-    let server = Server::start(&dir);
+    let (server, before) = settled(&dir);
     let addr = server.addr();
     let pid = server.child.id();
-    let (code, _, _) = get(&addr, "/");
-    assert_eq!(code, 200);
-    let before = threads(pid);
     let mut open = Vec::new();
     let mut refused = 0;
     for _ in 0..CAP + 8 {
