@@ -72,7 +72,7 @@ impl Shared {
 
 /// How long a changed path must stay quiet before it counts (an editor's
 /// save is several events), and how often the debouncer looks.
-const QUIET: Duration = Duration::from_millis(40);
+const QUIET: Duration = Duration::from_millis(20);
 const TICK: Duration = Duration::from_millis(10);
 
 pub fn serve(opts: &ServeOptions) -> Result<()> {
@@ -119,15 +119,22 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     // Watch before announcing the address: an edit made as soon as the
     // server says it is up must not be missed.
     let (tx, rx) = mpsc::channel();
+    let root = opts.root.clone();
     let mut watcher = notify_debouncer_full::new_debouncer_opt::<_, notify::RecommendedWatcher, _>(
         QUIET,
         Some(TICK),
         move |events: DebounceEventResult| {
+            // Events lost (the kernel's queue overflowed, a watch failed):
+            // anything may have changed, so rebuild.
+            let lost = events
+                .as_ref()
+                .map_or(true, |evs| evs.iter().any(|e| e.need_rescan()));
             let paths: Vec<PathBuf> = events
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|e| !matches!(e.kind, notify::EventKind::Access(_)))
                 .flat_map(|e| e.event.paths)
+                .chain(lost.then(|| root.clone()))
                 .collect();
             if !paths.is_empty() {
                 let _ = tx.send(paths);
