@@ -4,7 +4,9 @@
 //! override), no construct that can run script may be published: the file
 //! is tokenized as a browser would (html5gum, the WHATWG tokenizer) and
 //! each refused construct is named by file:line:col and a fixed
-//! description, never by the value it held.
+//! description, never by the value it held. CSS is read too (`style`
+//! attributes, `<style>` text, published stylesheets): a style can load a
+//! script URL or, in older browsers, run script itself.
 
 use crate::error::EvidenceFailed;
 use anyhow::Result;
@@ -65,14 +67,14 @@ const DATA_TYPES: &[&str] = &[
     "application/json",
 ];
 
-/// Check every markup file under `root`: exit 1 listing each refused
-/// construct, or `Ok`.
+/// Check every markup file and stylesheet under `root`: exit 1 listing
+/// each refused construct, or `Ok`.
 pub fn check_tree(root: &Path) -> Result<()> {
     let files: Vec<walkdir::DirEntry> = walkdir::WalkDir::new(root)
         .sort_by_file_name()
         .into_iter()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_file() && is_markup(e.path()))
+        .filter(|e| e.file_type().is_file() && (is_markup(e.path()) || is_css(e.path())))
         .collect();
     // Sorted by file, then position in it: a stable report.
     let mut found: Vec<(String, usize, usize, &'static str)> = files
@@ -83,7 +85,12 @@ pub fn check_tree(root: &Path) -> Result<()> {
             let text = std::fs::read(e.path())
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
-            check(&text)
+            let found = if is_css(e.path()) {
+                css_found(&text, 0)
+            } else {
+                check(&text)
+            };
+            found
                 .into_iter()
                 .map(|(offset, why)| {
                     let (line, col) = crate::error::line_col(&text, offset);
@@ -116,6 +123,12 @@ fn is_markup(path: &Path) -> bool {
         .is_some_and(|e| MARKUP.contains(&e.to_ascii_lowercase().as_str()))
 }
 
+fn is_css(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("css"))
+}
+
 /// A start tag as the gate sees it: lowercased name, where it starts, and
 /// its attributes (name, decoded value, where the name starts).
 #[derive(Default)]
@@ -134,16 +147,25 @@ impl Tag {
     }
 }
 
-/// Collects start tags from html5gum's callback emitter: text, the bulk
-/// of a page, is never copied.
+/// What the gate reads of a page: start tags, and the text of each
+/// `<style>` element with where it starts.
+enum Token {
+    Tag(Tag),
+    Style(String, usize),
+}
+
+/// Collects start tags from html5gum's callback emitter, and the text of
+/// `<style>` elements: other text, the bulk of a page, is never copied.
 #[derive(Default)]
 struct Collector {
     tag: Tag,
     in_tag: bool,
+    /// Inside `<style>`: its text so far and where it starts.
+    style: Option<(String, usize)>,
 }
 
-impl html5gum::emitters::callback::Callback<Tag, usize> for Collector {
-    fn handle_event(&mut self, event: CallbackEvent<'_>, span: Span<usize>) -> Option<Tag> {
+impl html5gum::emitters::callback::Callback<Token, usize> for Collector {
+    fn handle_event(&mut self, event: CallbackEvent<'_>, span: Span<usize>) -> Option<Token> {
         match event {
             CallbackEvent::OpenStartTag { name } => {
                 self.in_tag = true;
@@ -166,7 +188,21 @@ impl html5gum::emitters::callback::Callback<Tag, usize> for Collector {
             }
             CallbackEvent::CloseStartTag { .. } if self.in_tag => {
                 self.in_tag = false;
-                return Some(std::mem::take(&mut self.tag));
+                if self.tag.name == "style" {
+                    self.style = Some((String::new(), span.end));
+                }
+                return Some(Token::Tag(std::mem::take(&mut self.tag)));
+            }
+            CallbackEvent::String { value } => {
+                if let Some((text, _)) = &mut self.style {
+                    text.push_str(&String::from_utf8_lossy(value));
+                }
+            }
+            // The tokenizer is not told that style text is raw (inside SVG
+            // it is markup): anything tag-like in it is checked as a tag,
+            // and the text around it as CSS, up to the closing tag.
+            CallbackEvent::EndTag { name } if name.eq_ignore_ascii_case(b"style") => {
+                return self.style.take().map(|(text, at)| Token::Style(text, at));
             }
             _ => {}
         }
@@ -178,7 +214,14 @@ impl html5gum::emitters::callback::Callback<Tag, usize> for Collector {
 pub fn check(html: &str) -> Vec<(usize, &'static str)> {
     let mut found = Vec::new();
     let emitter = CallbackEmitter::new(Collector::default());
-    for mut tag in Tokenizer::new_with_emitter(html, emitter).flatten() {
+    for token in Tokenizer::new_with_emitter(html, emitter).flatten() {
+        let mut tag = match token {
+            Token::Tag(tag) => tag,
+            Token::Style(text, at) => {
+                found.extend(css_found(&text, at));
+                continue;
+            }
+        };
         let end = tag.at.min(html.len());
         tag.at = html.as_bytes()[..end]
             .iter()
@@ -217,6 +260,8 @@ fn check_tag(tag: &Tag, found: &mut Vec<(usize, &'static str)>) {
             found.push((at, "an event-handler attribute (on...)"));
         } else if key == "srcdoc" {
             found.push((at, "a srcdoc attribute"));
+        } else if key == "style" {
+            found.extend(check_css(value).into_iter().map(|why| (at, why)));
         } else if URL_ATTRS.contains(&key.as_str())
             || matches!(key.as_str(), "values" | "to" | "from") && name != "animatetransform"
         {
@@ -257,9 +302,108 @@ fn one_url(value: &str, image: bool) -> Option<&'static str> {
     }
 }
 
+/// Each script-capable construct in a piece of CSS (a stylesheet, a
+/// `style` attribute or element), read after what a browser would undo:
+/// comments dropped, escapes (`\6a`, `\j`) decoded, case and white space
+/// ignored. Refused: a script URL in `url(...)` or `@import "..."`, and
+/// the old ways CSS ran script itself (`expression(...)`, `behavior:`,
+/// `-moz-binding:`).
+fn check_css(css: &str) -> Vec<&'static str> {
+    let css = css_plain(css);
+    let mut found = Vec::new();
+    if css.contains("expression(") {
+        found.push("a CSS expression()");
+    }
+    for property in ["behavior:", "-moz-binding:"] {
+        let starts = css.match_indices(property).any(|(i, _)| {
+            !css[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+        if starts {
+            found.push("a CSS behavior or binding (runs script in old browsers)");
+        }
+    }
+    for (i, _) in css.match_indices("url(") {
+        let rest = &css[i + 4..];
+        let target = rest[..rest.find(')').unwrap_or(rest.len())].trim_matches(['"', '\'']);
+        if let Some(why) = one_url(target, true) {
+            found.push(why);
+        }
+    }
+    for (i, _) in css.match_indices("@import") {
+        let rest = css[i + 7..].trim_start_matches(['"', '\'']);
+        if let Some(why) = one_url(rest, true) {
+            found.push(why);
+        }
+    }
+    found.dedup();
+    found
+}
+
+/// [`check_css`] of `css` (which starts at byte `base` of its file), each
+/// construct placed at the start of its line; one spread over lines is
+/// placed where the CSS starts.
+fn css_found(css: &str, base: usize) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    let mut at = base;
+    for line in css.split_inclusive('\n') {
+        let start = at + (line.len() - line.trim_start().len());
+        found.extend(check_css(line).into_iter().map(|why| (start, why)));
+        at += line.len();
+    }
+    for why in check_css(css) {
+        if !found.iter().any(|(_, w)| *w == why) {
+            found.push((base, why));
+        }
+    }
+    found
+}
+
+/// CSS as its tokens mean it, lowercased and without white space: the
+/// text the patterns of [`check_css`] are looked for in.
+fn css_plain(css: &str) -> String {
+    let mut out = String::with_capacity(css.len());
+    let mut chars = css.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+            }
+            '\\' => {
+                let hex: String = std::iter::from_fn(|| chars.next_if(char::is_ascii_hexdigit))
+                    .take(6)
+                    .collect();
+                if hex.is_empty() {
+                    // `\j` is `j`; a backslash before a newline is nothing.
+                    if let Some(c) = chars.next().filter(|c| *c != '\n') {
+                        out.push(c);
+                    }
+                } else {
+                    // One white space after a hex escape belongs to it.
+                    chars.next_if(char::is_ascii_whitespace);
+                    let code = u32::from_str_radix(&hex, 16).unwrap_or(0xfffd);
+                    out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+                }
+            }
+            c if c.is_ascii_whitespace() || c.is_ascii_control() => {}
+            c => out.push(c.to_ascii_lowercase()),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::check;
+    use super::{check, check_css};
 
     fn whys(html: &str) -> Vec<&'static str> {
         check(html).into_iter().map(|(_, w)| w).collect()
@@ -292,7 +436,50 @@ mod tests {
     }
 
     #[test]
+    fn refuses_script_in_css() {
+        assert_eq!(
+            whys("<p style=\"background:url(javascript:alert(1))\">"),
+            ["a javascript: URL"]
+        );
+        assert_eq!(
+            whys("<div style='width:expression(alert(1))'>"),
+            ["a CSS expression()"]
+        );
+        assert_eq!(
+            whys("<style>p{background:url( \"data:text/html,x\" )}</style>"),
+            ["a data: URL of a type that can run script"]
+        );
+        assert_eq!(
+            whys("<svg><style>a{x:u\\72l(JAVA\\53 cript:x)}</style></svg>"),
+            ["a javascript: URL"]
+        );
+        // Entities are decoded in attributes, comments dropped in CSS.
+        assert_eq!(
+            whys("<b style=\"x:expr/**/ession(1)\">"),
+            ["a CSS expression()"]
+        );
+        assert_eq!(
+            whys("<b style=\"background:url(&#106;avascript:x)\">"),
+            ["a javascript: URL"]
+        );
+        assert_eq!(
+            check_css("@import 'vbscript:x'; a{behavior:url(x.htc)} b{-moz-binding:url(x)}"),
+            [
+                "a CSS behavior or binding (runs script in old browsers)",
+                "a vbscript: URL"
+            ]
+        );
+        // Placed on its line, or where the style text starts.
+        let html = "<p>\n<style>\n  a{b:expression(1)}</style>";
+        assert_eq!(check(html), [(14, "a CSS expression()")]);
+        let html = "<style>a{b:url(java\nscript:x)}</style>";
+        assert_eq!(check(html), [(7, "a javascript: URL")]);
+    }
+
+    #[test]
     fn passes_what_exhibit_writes() {
+        assert!(check_css("html{scroll-behavior:smooth} i{background:url(data:image/svg+xml,%3Csvg%3E) url(\"a.png\")} @import url(t.css);").is_empty());
+        assert!(whys("<span style=\"width:42%\">x</span><style>p{color:red}</style><p>url(javascript:x) in text</p>").is_empty());
         assert!(whys("<a href=\"https://x/\">x</a><img src=\"data:image/svg+xml,x\"><a href=\"data:text/csv;charset=utf-8,a\" download>c</a><a href=\"./javascript:x\">f</a>").is_empty());
     }
 }

@@ -3,12 +3,13 @@
 //! inject the live-reload script and the preview banner into HTML, and keep
 //! server-sent-event streams open for reloads.
 
+use super::net::Request;
 use super::{Shared, Status};
 use std::fs::File;
 use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use tiny_http::{Header, Method, Request, Response, StatusCode};
 
 /// The path the reload stream is served under; no site file can take it.
 pub const EVENTS: &str = "/__exhibit/events";
@@ -73,49 +74,85 @@ pub fn resolve(site: &Path, url: &str) -> Resolved {
     }
 }
 
+/// Extensions of what exhibit writes itself and the output gate has read
+/// (pages, the stylesheet, charts): served as what they are.
+const WRITTEN: &[(&str, &str)] = &[
+    ("html", "text/html; charset=utf-8"),
+    ("htm", "text/html; charset=utf-8"),
+    ("css", "text/css; charset=utf-8"),
+    ("svg", "image/svg+xml"),
+];
+
+/// Types a browser shows or saves but never runs, served as `mime_guess`
+/// names them. Text of these kinds is sent as text/plain, so that it is
+/// shown rather than downloaded.
+const SHOWN: &[&str] = &[
+    "application/json",
+    "application/pdf",
+    "application/zip",
+    "application/gzip",
+    "application/x-tar",
+    "application/x-xz",
+    "application/x-bzip2",
+    "application/x-compressed",
+    "application/vnd.apache.parquet",
+    "application/octet-stream",
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/avif",
+];
+
+/// Text names exhibit publishes as they are
+/// ([`crate::campaign::published_name`]) that `mime_guess` does not know.
+const TEXT: &[&str] = &["jsonl", "ndjson", "out", "err", "md", "sha256"];
+
+const PLAIN: &str = "text/plain; charset=utf-8";
+
+/// The Content-Type of a site file. The rule is publishing's: a type a
+/// browser may run is never sent as itself. Everything in a built site is
+/// either written by exhibit and read by the gate ([`WRITTEN`]) or has an
+/// inert name; a type outside [`SHOWN`] (HTML under another extension, XML,
+/// script, an archive of a web page) is sent as text/plain whatever put it
+/// there, and an unknown one as a download.
 pub fn content_type(path: &Path) -> &'static str {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
-    match ext.as_str() {
-        "html" | "htm" => "text/html; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "svg" => "image/svg+xml",
-        "json" => "application/json",
-        "js" => "text/javascript; charset=utf-8",
-        "txt" | "log" | "md" | "jsonl" | "csv" | "tsv" => "text/plain; charset=utf-8",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        _ if path.file_name().is_some_and(|n| n == "SHA256SUMS") => "text/plain; charset=utf-8",
-        _ => "application/octet-stream",
+    if let Some((_, kind)) = WRITTEN.iter().find(|(e, _)| *e == ext) {
+        return kind;
+    }
+    if TEXT.contains(&ext.as_str()) || path.file_name().is_some_and(|n| n == "SHA256SUMS") {
+        return PLAIN;
+    }
+    match mime_guess::from_ext(&ext).first_raw() {
+        None => "application/octet-stream",
+        Some(kind) if SHOWN.contains(&kind) => kind,
+        Some(_) => PLAIN,
     }
 }
 
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("static header is valid")
-}
-
 /// The most reload streams open at once; one more is refused with 503.
-/// Each holds a connection (and tiny_http's thread reading it), none of ours.
 pub const MAX_STREAMS: usize = 32;
 
-/// The open reload streams; one thread writes to all of them.
+/// The open reload streams: sockets one thread (the broadcaster) writes
+/// to, none with a thread of its own.
 #[derive(Default)]
 pub struct Streams {
-    open: std::sync::Mutex<Vec<Box<dyn Write + Send>>>,
+    open: std::sync::Mutex<Vec<TcpStream>>,
 }
 
 impl Streams {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Box<dyn Write + Send>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<TcpStream>> {
         self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Send `reload` to every stream when a build finishes, a comment every
-    /// 15 s otherwise; a stream that cannot be written to is dropped.
+    /// 15 s otherwise; a stream that cannot take the whole message at once
+    /// (closed, or not reading) is dropped.
     pub fn broadcast(&self, shared: &Shared) -> ! {
         let mut seen = shared.status().generation;
         loop {
@@ -127,8 +164,19 @@ impl Streams {
                 ": ping\n\n".to_string()
             };
             self.lock()
-                .retain_mut(|w| w.write_all(msg.as_bytes()).and_then(|_| w.flush()).is_ok());
+                .retain(|mut s| s.write_all(msg.as_bytes()).is_ok());
         }
+    }
+}
+
+/// Has the page at the other end of a stream gone? The socket does not
+/// block, so a live stream has nothing to read and says so.
+fn closed(stream: &TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    match stream.peek(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
     }
 }
 
@@ -152,70 +200,144 @@ pub fn allowed_hosts(bind: std::net::IpAddr, port: u16) -> Vec<String> {
     hosts
 }
 
+/// An answer: status, headers, and a body that is sent unless the
+/// request was HEAD. Every answer closes its connection.
+struct Response {
+    status: u16,
+    headers: Vec<(&'static str, String)>,
+    body: Body,
+}
+
+enum Body {
+    Empty,
+    Bytes(Vec<u8>),
+    File(File, u64),
+}
+
+impl Response {
+    fn new(status: u16, body: Body) -> Response {
+        Response {
+            status,
+            headers: Vec::new(),
+            body,
+        }
+    }
+
+    fn text(status: u16, text: &str) -> Response {
+        Response::new(status, Body::Bytes(text.as_bytes().to_vec())).with("Content-Type", PLAIN)
+    }
+
+    fn with(mut self, name: &'static str, value: &str) -> Response {
+        self.headers.push((name, value.to_string()));
+        self
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        204 => "No Content",
+        301 => "Moved Permanently",
+        304 => "Not Modified",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        421 => "Misdirected Request",
+        503 => "Service Unavailable",
+        _ => "",
+    }
+}
+
+/// The most time one answer may hold a worker, however slowly the client
+/// reads: a local browser takes a large artifact in well under a second.
+const SEND_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Write `resp` to the request's connection and close it; a client that
+/// went away or stopped reading just loses its answer.
+fn send(req: Request, resp: Response) {
+    let mut out = &req.stream;
+    let len = match &resp.body {
+        Body::Empty => 0,
+        Body::Bytes(b) => b.len() as u64,
+        Body::File(_, len) => *len,
+    };
+    let mut head = format!("HTTP/1.1 {} {}\r\n", resp.status, reason(resp.status));
+    for (name, value) in &resp.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !matches!(resp.status, 204 | 304) {
+        head.push_str(&format!("Content-Length: {len}\r\n"));
+    }
+    head.push_str("Connection: close\r\n\r\n");
+    let body_too = req.method != "HEAD";
+    let sent = out
+        .write_all(head.as_bytes())
+        .and_then(|_| match resp.body {
+            _ if !body_too => Ok(()),
+            Body::Empty => Ok(()),
+            Body::Bytes(b) => out.write_all(&b),
+            Body::File(file, _) => send_file(file, out),
+        });
+    if sent.is_ok() {
+        let _ = out.flush();
+    }
+    let _ = req.stream.shutdown(std::net::Shutdown::Both);
+}
+
+fn send_file(mut file: File, mut out: &TcpStream) -> std::io::Result<()> {
+    let deadline = std::time::Instant::now() + SEND_DEADLINE;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        out.write_all(&buf[..n])?;
+        if std::time::Instant::now() > deadline {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+    }
+}
+
 /// Answer one request on one of the preview's worker threads; an event
 /// stream is handed to [`Streams`] and the worker is free again.
-pub fn handle(req: Request, shared: &Shared, hosts: &[String], streams: &Streams) {
+pub(crate) fn handle(req: Request, shared: &Shared, hosts: &[String], streams: &Streams) {
     let host_ok = req
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("Host"))
-        .is_some_and(|h| {
-            hosts
-                .iter()
-                .any(|a| a.eq_ignore_ascii_case(h.value.as_str()))
-        });
+        .header("Host")
+        .is_some_and(|h| hosts.iter().any(|a| a.eq_ignore_ascii_case(h)));
     if !host_ok {
-        let resp = Response::from_string("this preview answers only its own address\n")
-            .with_status_code(421);
-        let _ = req.respond(resp);
-        return;
+        let resp = Response::text(421, "this preview answers only its own address\n");
+        return send(req, resp);
     }
-    let url = req.url().to_string();
-    let method = req.method().clone();
-    if method != Method::Get && method != Method::Head {
-        let resp = Response::from_string("method not allowed\n")
-            .with_status_code(405)
-            .with_header(header("Allow", "GET, HEAD"));
-        let _ = req.respond(resp);
-        return;
+    if req.method != "GET" && req.method != "HEAD" {
+        let resp = Response::text(405, "method not allowed\n").with("Allow", "GET, HEAD");
+        return send(req, resp);
     }
+    let url = req.target.clone();
     let path = url.split('?').next().unwrap_or("");
     if path == EVENTS {
         return events(req, &url, shared, streams);
     }
     if path == SCRIPT {
-        let resp = Response::from_string(LIVE_JS)
-            .with_header(header("Content-Type", "text/javascript; charset=utf-8"))
-            .with_header(header("Cache-Control", "no-cache"));
-        let _ = req.respond(resp);
-        return;
+        let resp = Response::new(200, Body::Bytes(LIVE_JS.as_bytes().to_vec()))
+            .with("Content-Type", "text/javascript; charset=utf-8")
+            .with("Cache-Control", "no-cache");
+        return send(req, resp);
     }
     let status = shared.status();
     let resp = match resolve(&status.site, &url) {
-        Resolved::Redirect(to) => {
-            let r = Response::empty(StatusCode(301)).with_header(header("Location", &to));
-            let _ = req.respond(r);
-            return;
-        }
+        Resolved::Redirect(to) => Response::new(301, Body::Empty).with("Location", &to),
         // Browsers ask for an icon the site does not have; an error in the
         // console for it would only be noise.
-        Resolved::NotFound if path == "/favicon.ico" => boxed(Response::empty(StatusCode(204))),
+        Resolved::NotFound if path == "/favicon.ico" => Response::new(204, Body::Empty),
         Resolved::NotFound => not_found(&status),
-        Resolved::File(file) => match serve_file(&req, &file, &status) {
-            Ok(r) => r,
-            Err(_) => not_found(&status),
-        },
+        Resolved::File(file) => {
+            serve_file(&req, &file, &status).unwrap_or_else(|_| not_found(&status))
+        }
     };
-    let _ = req.respond(resp);
+    send(req, resp);
 }
 
-type Boxed = Response<Box<dyn Read + Send>>;
-
-fn boxed<R: Read + Send + 'static>(r: Response<R>) -> Boxed {
-    r.boxed()
-}
-
-fn serve_file(req: &Request, file: &Path, status: &Status) -> std::io::Result<Boxed> {
+fn serve_file(req: &Request, file: &Path, status: &Status) -> std::io::Result<Response> {
     let meta = std::fs::metadata(file)?;
     let mtime = meta
         .modified()
@@ -237,40 +359,32 @@ fn serve_file(req: &Request, file: &Path, status: &Status) -> std::io::Result<Bo
         format!("\"{:x}-{:x}\"", meta.len(), mtime.as_nanos())
     };
     let matches = req
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("If-None-Match"))
-        .is_some_and(|h| {
-            h.value
-                .as_str()
-                .split(',')
-                .any(|t| t.trim() == etag || t.trim() == "*")
-        });
-    let common = |r: Boxed| {
-        r.with_header(header("ETag", &etag))
-            .with_header(header("Cache-Control", "no-cache"))
-            .with_header(header("X-Content-Type-Options", "nosniff"))
+        .header("If-None-Match")
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let common = |r: Response| {
+        r.with("ETag", &etag)
+            .with("Cache-Control", "no-cache")
+            .with("X-Content-Type-Options", "nosniff")
     };
     if matches {
-        return Ok(common(boxed(Response::empty(StatusCode(304)))));
+        return Ok(common(Response::new(304, Body::Empty)));
     }
-    let r = if html {
+    let body = if html {
         let text = std::fs::read_to_string(file)?;
-        boxed(Response::from_string(inject(&text, status)))
+        Body::Bytes(inject(&text, status).into_bytes())
     } else {
-        boxed(Response::from_file(File::open(file)?))
+        let f = File::open(file)?;
+        let len = f.metadata()?.len();
+        Body::File(f, len)
     };
-    Ok(common(r.with_header(header("Content-Type", kind))))
+    Ok(common(Response::new(200, body).with("Content-Type", kind)))
 }
 
-fn not_found(status: &Status) -> Boxed {
+fn not_found(status: &Status) -> Response {
     let page = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not found</title></head>\n<body><main style=\"font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto\"><h1>Not found</h1><p>No page of this preview has that address. <a href=\"/\">All campaigns</a></p></main></body></html>\n";
-    boxed(
-        Response::from_string(inject(page, status))
-            .with_status_code(404)
-            .with_header(header("Content-Type", "text/html; charset=utf-8"))
-            .with_header(header("Cache-Control", "no-cache")),
-    )
+    Response::new(404, Body::Bytes(inject(page, status).into_bytes()))
+        .with("Content-Type", "text/html; charset=utf-8")
+        .with("Cache-Control", "no-cache")
 }
 
 /// Add the preview banner (files that differ from the manifest), the error
@@ -336,27 +450,24 @@ fn events(req: Request, url: &str, shared: &Shared, streams: &Streams) {
         .unwrap_or(0);
     let mut open = streams.lock();
     if open.len() >= MAX_STREAMS {
-        drop(open);
-        let resp = Response::from_string("too many reload streams\n")
-            .with_status_code(503)
-            .with_header(header("Retry-After", "5"));
-        let _ = req.respond(resp);
-        return;
+        // Pages closed or reloaded since the last ping free their place now.
+        open.retain(|s| !closed(s));
     }
-    let mut w = req.into_writer();
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
-    let mut first = head.to_string();
+    if open.len() >= MAX_STREAMS {
+        drop(open);
+        let resp = Response::text(503, "too many reload streams\n").with("Retry-After", "5");
+        return send(req, resp);
+    }
+    let mut first = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n".to_string();
     // Under the lock, so no build can finish between this check and the
     // stream joining the list.
     let generation = shared.status().generation;
     if generation != since {
         first.push_str(&format!("event: reload\ndata: {generation}\n\n"));
     }
-    if w.write_all(first.as_bytes())
-        .and_then(|_| w.flush())
-        .is_ok()
-    {
-        open.push(w);
+    let stream = req.stream;
+    if (&stream).write_all(first.as_bytes()).is_ok() && stream.set_nonblocking(true).is_ok() {
+        open.push(stream);
     }
 }
 
@@ -457,6 +568,20 @@ mod tests {
             ("SHA256SUMS", "text/plain; charset=utf-8"),
             ("weights.bin", "application/octet-stream"),
             ("noext", "application/octet-stream"),
+            ("r.jsonl", "text/plain; charset=utf-8"),
+            ("cells.csv", "text/plain; charset=utf-8"),
+            ("p.PNG", "image/png"),
+            ("logs.tar.gz", "application/gzip"),
+            // What a browser may run is never sent as itself.
+            ("a.shtml", "text/plain; charset=utf-8"),
+            ("a.xhtml", "text/plain; charset=utf-8"),
+            ("a.svgz", "text/plain; charset=utf-8"),
+            ("a.xml", "text/plain; charset=utf-8"),
+            ("a.xsl", "text/plain; charset=utf-8"),
+            ("a.js", "text/plain; charset=utf-8"),
+            ("a.mjs", "text/plain; charset=utf-8"),
+            ("a.mht", "text/plain; charset=utf-8"),
+            ("a.swf", "text/plain; charset=utf-8"),
         ] {
             assert_eq!(content_type(Path::new(name)), kind, "{name}");
         }

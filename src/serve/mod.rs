@@ -6,11 +6,13 @@
 //! threads are fixed in number, and banner and overlay are redacted.
 
 mod http;
+mod net;
 
 use crate::site::{self, BuildOptions};
 use anyhow::{Context, Result};
-use notify::{RecursiveMode, Watcher};
-use std::net::IpAddr;
+use notify::RecursiveMode;
+use notify_debouncer_full::{DebounceEventResult, NoCache};
+use std::net::{IpAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
@@ -68,13 +70,10 @@ impl Shared {
     }
 }
 
-/// How long the tree must stay quiet before a rebuild starts, and the
-/// longest a burst of saves may put it off.
-const QUIET: Duration = Duration::from_millis(15);
-const MAX_WAIT: Duration = Duration::from_millis(250);
-
-/// Threads answering requests: enough for a browser's parallel fetches.
-const WORKERS: usize = 4;
+/// How long a changed path must stay quiet before it counts (an editor's
+/// save is several events), and how often the debouncer looks.
+const QUIET: Duration = Duration::from_millis(20);
+const TICK: Duration = Duration::from_millis(10);
 
 pub fn serve(opts: &ServeOptions) -> Result<()> {
     let base = preview_base();
@@ -120,13 +119,31 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     // Watch before announcing the address: an edit made as soon as the
     // server says it is up must not be missed.
     let (tx, rx) = mpsc::channel();
-    let mut watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        if let Ok(ev) = ev {
-            if !matches!(ev.kind, notify::EventKind::Access(_)) {
-                let _ = tx.send(ev.paths);
+    let root = opts.root.clone();
+    let mut watcher = notify_debouncer_full::new_debouncer_opt::<_, notify::RecommendedWatcher, _>(
+        QUIET,
+        Some(TICK),
+        move |events: DebounceEventResult| {
+            // Events lost (the kernel's queue overflowed, a watch failed):
+            // anything may have changed, so rebuild.
+            let lost = events
+                .as_ref()
+                .map_or(true, |evs| evs.iter().any(|e| e.need_rescan()));
+            let paths: Vec<PathBuf> = events
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|e| !matches!(e.kind, notify::EventKind::Access(_)))
+                .flat_map(|e| e.event.paths)
+                .chain(lost.then(|| root.clone()))
+                .collect();
+            if !paths.is_empty() {
+                let _ = tx.send(paths);
             }
-        }
-    })
+        },
+        // Renames need no file ids here: any event means "rebuild".
+        NoCache,
+        notify::Config::default(),
+    )
     .context("cannot watch for changes")?;
     watcher
         .watch(&opts.root, RecursiveMode::Recursive)
@@ -155,23 +172,15 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
         open_browser(&url);
     }
 
-    // A fixed set of workers answers requests; reload streams are written
-    // by one more thread, so no number of requests or open pages grows
-    // exhibit's own threads.
-    let server = Arc::new(server);
+    // The threads are fixed in number whatever the clients do: one
+    // gathering request heads, the workers answering them (see `net`), and
+    // one writing every reload stream.
     let hosts: Arc<[String]> = http::allowed_hosts(opts.bind, port).into();
     let streams = Arc::new(http::Streams::default());
-    for _ in 0..WORKERS {
-        let (shared, server, hosts, streams) = (
-            Arc::clone(&shared),
-            Arc::clone(&server),
-            Arc::clone(&hosts),
-            Arc::clone(&streams),
-        );
-        std::thread::spawn(move || {
-            for req in server.incoming_requests() {
-                http::handle(req, &shared, &hosts, &streams);
-            }
+    {
+        let (shared, streams) = (Arc::clone(&shared), Arc::clone(&streams));
+        net::start(server, move |req| {
+            http::handle(req, &shared, &hosts, &streams)
         });
     }
     {
@@ -180,20 +189,13 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     }
 
     loop {
-        let Ok(first_paths) = rx.recv() else {
+        let Ok(paths) = rx.recv() else {
             anyhow::bail!("the file watcher stopped");
         };
-        let mut relevant = first_paths.iter().any(|p| counts(p));
-        // Debounce: wait for a quiet moment, but not forever.
-        let burst = Instant::now();
-        while burst.elapsed() < MAX_WAIT {
-            match rx.recv_timeout(QUIET) {
-                Ok(paths) => relevant |= paths.iter().any(|p| counts(p)),
-                Err(mpsc::RecvTimeoutError::Timeout) => break,
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    anyhow::bail!("the file watcher stopped")
-                }
-            }
+        let mut relevant = paths.iter().any(|p| counts(p));
+        // What arrived while the last build ran is one more edit, not many.
+        while let Ok(paths) = rx.try_recv() {
+            relevant |= paths.iter().any(|p| counts(p));
         }
         if !relevant {
             continue;
@@ -302,12 +304,12 @@ pub fn files(n: usize) -> String {
 }
 
 /// Bind `port`, or the next free one (up to 100 further).
-fn bind(addr: IpAddr, port: u16) -> Result<(tiny_http::Server, u16)> {
+fn bind(addr: IpAddr, port: u16) -> Result<(TcpListener, u16)> {
     let mut last = None;
     for p in port..=port.saturating_add(100) {
-        match tiny_http::Server::http((addr, p)) {
+        match TcpListener::bind((addr, p)) {
             Ok(s) => {
-                let bound = s.server_addr().to_ip().map_or(p, |a| a.port());
+                let bound = s.local_addr().map_or(p, |a| a.port());
                 return Ok((s, bound));
             }
             Err(e) => last = Some(e),

@@ -9,6 +9,7 @@ mod build;
 mod encodings;
 mod format_doc;
 mod fuzz;
+mod gate_css;
 mod leaks;
 mod pipe;
 mod reader;

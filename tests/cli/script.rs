@@ -218,23 +218,25 @@ fn the_gate_refuses_script_a_theme_plants() {
         std::fs::write(theme.join("templates/base.html"), base).unwrap();
         let o = build_themed(&dir, &out, &theme);
         assert_eq!(o.status.code(), Some(1), "{plant}: {}", stderr(&o));
-        let lines: String = [
-            "index.html",
-            "minimal/index.html",
-            "minimal/ledger.html",
-            "minimal/manifest.html",
-            "minimal/notes.html",
-        ]
-        .iter()
-        .map(|f| format!("  {f}:4:{col}: {why}\n"))
-        .collect();
-        assert_eq!(
-            stderr(&o),
-            format!("error: refusing to publish: the written site holds markup that can run script (the previous site is unchanged)\n{lines}"),
-            "{plant}"
-        );
+        assert_eq!(stderr(&o), refused_on_every_page(*col, why), "{plant}");
         assert!(!out.exists(), "{plant}: nothing is published");
     }
+}
+
+/// The gate's whole message when a plant at the top of the theme's
+/// `<head>` (line 4, column `col`) is refused on every page.
+pub(super) fn refused_on_every_page(col: usize, why: &str) -> String {
+    let lines: String = [
+        "index.html",
+        "minimal/index.html",
+        "minimal/ledger.html",
+        "minimal/manifest.html",
+        "minimal/notes.html",
+    ]
+    .iter()
+    .map(|f| format!("  {f}:4:{col}: {why}\n"))
+    .collect();
+    format!("error: refusing to publish: the written site holds markup that can run script (the previous site is unchanged)\n{lines}")
 }
 
 #[test]

@@ -514,16 +514,119 @@ fn threads(pid: u32) -> usize {
         .expect("Threads in /proc/PID/status")
 }
 
+/// The preview's threads, whatever its clients do: the main thread
+/// (rebuilds), the watcher and its debouncer, the request gatherer, four
+/// workers and the reload broadcaster, plus the build's thread pool (one
+/// per core). README's preview paragraph gives the same figure.
+fn fixed_threads() -> usize {
+    9 + std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Open `n` connections to `addr` that send nothing (yet).
+fn connections(addr: &str, n: usize) -> Vec<TcpStream> {
+    (0..n)
+        .map(|_| {
+            let s = TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            s
+        })
+        .collect()
+}
+
+/// Has the server closed this connection (end of stream or reset)?
+fn closed_by_server(mut s: &TcpStream) -> bool {
+    let mut buf = [0u8; 256];
+    matches!(s.read(&mut buf), Ok(0) | Err(_))
+}
+
+/// A preview of `dir` that has answered once, and its thread count then.
+fn settled(dir: &Path) -> (Server, usize) {
+    let server = Server::start(dir);
+    let (code, _, _) = get(&server.addr(), "/");
+    assert_eq!(code, 200);
+    let threads = threads(server.child.id());
+    (server, threads)
+}
+
 #[test]
-fn reload_streams_are_capped_and_take_no_thread_of_their_own() {
-    const CAP: usize = 32;
+fn idle_and_trickling_connections_take_no_thread_and_are_dropped() {
+    let dir = served_campaign();
+    let (server, before) = settled(&dir);
+    let addr = server.addr();
+    let pid = server.child.id();
+    assert!(before <= fixed_threads(), "{before} threads at the start");
+    let idle = connections(&addr, 200);
+    let mut trickling = connections(&addr, 50);
+    let head = format!("GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let started = Instant::now();
+    let mut most = 0;
+    for (second, byte) in head.bytes().take(4).enumerate() {
+        for s in &mut trickling {
+            // A write may fail once the server has dropped the socket.
+            let _ = s.write_all(&[byte]);
+        }
+        most = most.max(threads(pid));
+        // A new client is answered at once all the same.
+        let asked = Instant::now();
+        let (code, _, body) = get(&addr, "/minimal/");
+        assert_eq!(code, 200, "second {second}");
+        assert!(String::from_utf8_lossy(&body).contains("Decode by context"));
+        assert!(
+            asked.elapsed() < Duration::from_secs(2),
+            "a GET took {:?} beside 250 held connections",
+            asked.elapsed()
+        );
+        std::thread::sleep(Duration::from_secs(1).saturating_sub(asked.elapsed()));
+    }
+    assert!(
+        most <= before,
+        "{most} threads with 250 held connections, {before} before"
+    );
+    // Past the head timeout (5 s from connecting) the server has closed
+    // every one of them, the trickling ones too.
+    std::thread::sleep(Duration::from_secs(6).saturating_sub(started.elapsed()));
+    let open = idle
+        .iter()
+        .chain(&trickling)
+        .filter(|s| !closed_by_server(s))
+        .count();
+    assert_eq!(open, 0, "connections the server still holds open");
+    assert!(threads(pid) <= before);
+}
+
+#[test]
+fn past_the_connection_cap_a_client_gets_503_at_once_and_service_resumes() {
+    const CAP: usize = 512;
     let dir = served_campaign();
     let server = Server::start(&dir);
     let addr = server.addr();
     let pid = server.child.id();
-    let (code, _, _) = get(&addr, "/");
-    assert_eq!(code, 200);
-    let before = threads(pid);
+    let held = connections(&addr, CAP);
+    // Let the server take every one of them before the next knocks.
+    std::thread::sleep(Duration::from_millis(500));
+    let asked = Instant::now();
+    let (code, h, _) = get(&addr, "/minimal/");
+    assert_eq!((code, header(&h, "retry-after")), (503, Some("5")));
+    assert!(asked.elapsed() < Duration::from_secs(2));
+    assert!(threads(pid) <= fixed_threads());
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while get(&addr, "/minimal/").0 != 200 {
+        assert!(
+            Instant::now() < deadline,
+            "the preview never answered again"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn reload_streams_are_capped_and_take_no_thread_of_their_own() {
+    const CAP: usize = 32;
+    let dir = served_campaign();
+    let (server, before) = settled(&dir);
+    let addr = server.addr();
+    let pid = server.child.id();
     let mut open = Vec::new();
     let mut refused = 0;
     for _ in 0..CAP + 8 {
@@ -534,37 +637,49 @@ fn reload_streams_are_capped_and_take_no_thread_of_their_own() {
             "GET /__exhibit/events?since=1 HTTP/1.1\r\nHost: {addr}\r\n\r\n"
         )
         .unwrap();
+        let mut r = BufReader::new(s);
         let mut line = String::new();
-        let mut r = BufReader::new(s.try_clone().unwrap());
         r.read_line(&mut line).unwrap();
         if line.starts_with("HTTP/1.1 503") {
             refused += 1;
         } else {
             assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+            open.push(r);
         }
-        open.push(s);
     }
     assert_eq!(refused, 8, "streams beyond the cap are refused");
-    // Each open connection holds tiny_http's reading thread; exhibit adds
-    // none per stream (it used to add two).
-    let grown = threads(pid).saturating_sub(before);
+    // The broadcaster holds every stream: not one thread more.
+    let now = threads(pid);
     assert!(
-        grown <= CAP + 8 + 2,
-        "{grown} threads more for {} connections",
-        CAP + 8
+        now <= before,
+        "{now} threads with {CAP} streams, {before} before"
     );
-    // The server still answers, and a stream sees the next build.
+    // The server still answers, and every stream sees the next build.
     let (code, _, _) = get(&addr, "/minimal/");
     assert_eq!(code, 200);
     let notes = dir.join("notes.md");
     std::fs::write(&notes, read(&notes) + "\nOne more line.\n").unwrap();
-    let mut r = BufReader::new(open[0].try_clone().unwrap());
-    let mut seen = String::new();
-    while !seen.contains("event: reload") {
-        let mut line = String::new();
-        assert!(r.read_line(&mut line).unwrap() > 0, "the stream closed");
-        seen.push_str(&line);
+    for (i, r) in open.iter_mut().enumerate() {
+        let mut seen = String::new();
+        while !seen.contains("event: reload") {
+            let mut line = String::new();
+            assert!(r.read_line(&mut line).unwrap() > 0, "stream {i} closed");
+            seen.push_str(&line);
+        }
     }
+    // A page that goes away frees its place for the next one.
+    drop(open.pop());
+    assert_eq!(status_line(&addr, "/__exhibit/events?since=1"), 200);
+}
+
+/// The status of a request whose answer may never end (a reload stream).
+fn status_line(addr: &str, path: &str) -> u16 {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line).unwrap();
+    line.split(' ').nth(1).unwrap().parse().unwrap()
 }
 
 #[test]
