@@ -461,7 +461,7 @@ impl Axis {
     /// What a reader must be told: the axis is not a plain zero-based one.
     fn note(&self) -> Option<String> {
         if self.log {
-            Some("Log scale: each gridline step multiplies the value".into())
+            Some("Log scale: equal distances are equal ratios".into())
         } else if self.lo > 0.0 {
             Some(format!(
                 "The y axis starts at {}, not zero",
@@ -617,7 +617,9 @@ impl Frame {
             spacing = (right - left) / n;
         }
         let (every, depth) = if rotate {
-            let every = (f * 1.25 / (spacing * 0.71)).ceil().max(1.0) as usize;
+            // Neighbouring rotated names sit `spacing * sin 45°` apart;
+            // below about 1.4 em they read as one smear.
+            let every = (f * 1.4 / (spacing * 0.71)).ceil().max(1.0) as usize;
             (every, widest * 0.71 + f)
         } else {
             (1, f * 1.2)
