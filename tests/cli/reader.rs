@@ -135,7 +135,7 @@ const LAYOUT: &str = r#"JSON.stringify({
   overflow: document.documentElement.scrollWidth - window.innerWidth,
   background: getComputedStyle(document.body).backgroundColor,
   toc: document.querySelector('.toc') ? getComputedStyle(document.querySelector('.toc')).position : null,
-  chartWidth: document.querySelector('svg.chart-svg') ? document.querySelector('svg.chart-svg').getBoundingClientRect().width : null,
+  chartWidth: [...document.querySelectorAll('svg.chart-svg')].map(s => s.getBoundingClientRect().width).find(w => w > 0),
   numAlign: document.querySelector('td.num') ? getComputedStyle(document.querySelector('td.num')).textAlign : null,
   numFigures: document.querySelector('td.num') ? getComputedStyle(document.querySelector('td.num')).fontVariantNumeric : null,
   wideTables: [...document.querySelectorAll('.scroll')].filter(s => s.scrollWidth > s.clientWidth).map(s => getComputedStyle(s).overflowX),
