@@ -670,11 +670,17 @@ fn draw(
     {
         let root = SVGBackend::with_string(&mut buf, (l.width as u32, frame.height as u32))
             .into_drawing_area();
-        grid(&root, &frame, axis)?;
+        let plot = Plot {
+            root: &root,
+            fr: &frame,
+            axis,
+            data,
+        };
+        plot.grid()?;
         for s in 0..spec.series.len() {
             points.push(match spec.chart_type {
-                ChartType::Bar => bars(&root, &frame, axis, data, s, &mut shapes)?,
-                ChartType::Line => line(&root, &frame, axis, data, s, &mut shapes)?,
+                ChartType::Bar => plot.bars(s, &mut shapes)?,
+                ChartType::Line => plot.line(s, &mut shapes)?,
             });
         }
         root.present()?;
@@ -703,117 +709,116 @@ fn pt(x: f64, y: f64) -> (i32, i32) {
     (x.round() as i32, y.round() as i32)
 }
 
-/// Gridlines at every tick, the value axis and the baseline.
-fn grid(root: &Root, fr: &Frame, axis: &Axis) -> Result<(), Box<dyn std::error::Error>> {
-    for t in &axis.ticks {
-        let y = fr.py(axis, *t);
-        root.draw(&PathElement::new(
-            vec![pt(fr.left, y), pt(fr.right, y)],
-            GRID,
-        ))?;
-    }
-    let base = fr.py(axis, axis.base());
-    let axis_style = AXIS.stroke_width(1);
-    root.draw(&PathElement::new(
-        vec![pt(fr.left, fr.top), pt(fr.left, fr.bottom)],
-        axis_style,
-    ))?;
-    root.draw(&PathElement::new(
-        vec![pt(fr.left, base), pt(fr.right, base)],
-        axis_style,
-    ))?;
-    Ok(())
+/// What the shapes are drawn on and from.
+struct Plot<'a, 'b> {
+    root: &'a Root<'b>,
+    fr: &'a Frame,
+    axis: &'a Axis,
+    data: &'a Data,
 }
+
+type Drawn<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Where a point's value label goes: the top of its bar or its marker.
 type Point = Option<(f64, f64)>;
 
-/// Series `s` as bars; the second, fourth and sixth striped.
-fn bars(
-    root: &Root,
-    fr: &Frame,
-    axis: &Axis,
-    data: &Data,
-    s: usize,
-    shapes: &mut Vec<Box2>,
-) -> Result<Vec<Point>, Box<dyn std::error::Error>> {
-    let n = data.categories.len();
-    let width = 0.8 / data.values.len() as f64;
-    let color = PALETTE[s];
-    let base = fr.py(axis, axis.base());
-    let mut points = Vec::new();
-    for (i, v) in data.values[s].iter().enumerate() {
-        let x0 = fr.px(i as f64 + 0.1 + s as f64 * width, n);
-        let x1 = fr.px(i as f64 + 0.1 + (s as f64 + 0.92) * width, n);
-        let Some(v) = v else {
-            missing(root, (x0 + x1) / 2.0, base)?;
-            points.push(None);
-            continue;
-        };
-        let top = fr.py(axis, *v);
-        let (a, b) = (pt(x0, top.min(base)), pt(x1, top.max(base)));
-        root.draw(&Rectangle::new([a, b], color.filled()))?;
-        shapes.push(Box2 {
-            x0: x0.min(x1),
-            y0: top.min(base),
-            x1: x0.max(x1),
-            y1: top.max(base),
-        });
-        if s % 2 == 1 {
-            // Diagonal stripes keep the second arm apart from the first
-            // in greyscale and for every colour vision.
-            for stripe in hatch(a, b) {
-                root.draw(&stripe)?;
-            }
+impl Plot<'_, '_> {
+    /// Gridlines at every tick, the value axis and the baseline.
+    fn grid(&self) -> Drawn<()> {
+        let (fr, axis) = (self.fr, self.axis);
+        for t in &axis.ticks {
+            let y = fr.py(axis, *t);
+            self.root.draw(&PathElement::new(
+                vec![pt(fr.left, y), pt(fr.right, y)],
+                GRID,
+            ))?;
         }
-        points.push(Some(((x0 + x1) / 2.0, top.min(base))));
+        let base = fr.py(axis, axis.base());
+        let style = AXIS.stroke_width(1);
+        let lines = [
+            [pt(fr.left, fr.top), pt(fr.left, fr.bottom)],
+            [pt(fr.left, base), pt(fr.right, base)],
+        ];
+        for l in lines {
+            self.root.draw(&PathElement::new(l.to_vec(), style))?;
+        }
+        Ok(())
     }
-    Ok(points)
-}
 
-/// Series `s` as a line with markers (circles, or triangles for every
-/// second series), broken where a value is missing.
-fn line(
-    root: &Root,
-    fr: &Frame,
-    axis: &Axis,
-    data: &Data,
-    s: usize,
-    shapes: &mut Vec<Box2>,
-) -> Result<Vec<Point>, Box<dyn std::error::Error>> {
-    let n = data.categories.len();
-    let color = PALETTE[s];
-    let points: Vec<Point> = data.values[s]
-        .iter()
-        .enumerate()
-        .map(|(i, v)| v.map(|v| (fr.px(i as f64 + 0.5, n), fr.py(axis, v))))
-        .collect();
-    for run in points.split(Option::is_none) {
-        let path: Vec<(i32, i32)> = run.iter().flatten().map(|(x, y)| pt(*x, *y)).collect();
-        root.draw(&PathElement::new(path, color.stroke_width(3)))?;
+    /// Series `s` as bars; the second, fourth and sixth striped.
+    fn bars(&self, s: usize, shapes: &mut Vec<Box2>) -> Drawn<Vec<Point>> {
+        let (fr, axis, n) = (self.fr, self.axis, self.data.categories.len());
+        let width = 0.8 / self.data.values.len() as f64;
+        let color = PALETTE[s];
+        let base = fr.py(axis, axis.base());
+        let mut points = Vec::new();
+        for (i, v) in self.data.values[s].iter().enumerate() {
+            let x0 = fr.px(i as f64 + 0.1 + s as f64 * width, n);
+            let x1 = fr.px(i as f64 + 0.1 + (s as f64 + 0.92) * width, n);
+            let Some(v) = v else {
+                self.missing((x0 + x1) / 2.0)?;
+                points.push(None);
+                continue;
+            };
+            let (y0, y1) = (fr.py(axis, *v).min(base), fr.py(axis, *v).max(base));
+            let (a, b) = (pt(x0, y0), pt(x1, y1));
+            self.root.draw(&Rectangle::new([a, b], color.filled()))?;
+            shapes.push(Box2 { x0, y0, x1, y1 });
+            if s % 2 == 1 {
+                // Diagonal stripes keep the second arm apart from the first
+                // in greyscale and for every colour vision.
+                for stripe in hatch(a, b) {
+                    self.root.draw(&stripe)?;
+                }
+            }
+            points.push(Some(((x0 + x1) / 2.0, y0)));
+        }
+        Ok(points)
     }
-    for (i, p) in points.iter().enumerate() {
-        if let Some((x, y)) = p {
+
+    /// Series `s` as a line with markers (circles, or triangles for every
+    /// second series), broken where a value is missing.
+    fn line(&self, s: usize, shapes: &mut Vec<Box2>) -> Drawn<Vec<Point>> {
+        let (fr, axis, n) = (self.fr, self.axis, self.data.categories.len());
+        let color = PALETTE[s];
+        let points: Vec<Point> = self.data.values[s]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v.map(|v| (fr.px(i as f64 + 0.5, n), fr.py(axis, v))))
+            .collect();
+        for run in points.split(Option::is_none) {
+            let path: Vec<(i32, i32)> = run.iter().flatten().map(|(x, y)| pt(*x, *y)).collect();
+            self.root
+                .draw(&PathElement::new(path, color.stroke_width(3)))?;
+        }
+        for (i, p) in points.iter().enumerate() {
+            let Some((x, y)) = *p else {
+                self.missing(fr.px(i as f64 + 0.5, n))?;
+                continue;
+            };
             shapes.push(Box2 {
                 x0: x - 5.0,
                 y0: y - 5.0,
                 x1: x + 5.0,
                 y1: y + 5.0,
             });
+            if s % 2 == 0 {
+                self.root.draw(&Circle::new(pt(x, y), 5, color.filled()))?;
+            } else {
+                self.root
+                    .draw(&TriangleMarker::new(pt(x, y), 6, color.filled()))?;
+            }
         }
-        match p {
-            None => missing(root, fr.px(i as f64 + 0.5, n), fr.py(axis, axis.base()))?,
-            Some((x, y)) if s % 2 == 0 => root.draw(&Circle::new(pt(*x, *y), 5, color.filled()))?,
-            Some((x, y)) => root.draw(&TriangleMarker::new(pt(*x, *y), 6, color.filled()))?,
-        }
+        Ok(points)
     }
-    Ok(points)
-}
 
-/// A cross on the baseline where a record has no value.
-fn missing(root: &Root, x: f64, base: f64) -> Result<(), Box<dyn std::error::Error>> {
-    root.draw(&Cross::new(pt(x, base - 7.0), 4, AXIS.stroke_width(2)))?;
-    Ok(())
+    /// A cross on the baseline where a record has no value.
+    fn missing(&self, x: f64) -> Drawn<()> {
+        let base = self.fr.py(self.axis, self.axis.base());
+        self.root
+            .draw(&Cross::new(pt(x, base - 7.0), 4, AXIS.stroke_width(2)))?;
+        Ok(())
+    }
 }
 
 /// White diagonal stripes across the pixel box `tl`..`br`, 6 px apart.

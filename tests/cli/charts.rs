@@ -136,6 +136,19 @@ fn built(dir: &Path) -> String {
     read(&out.join("wide/index.html"))
 }
 
+/// Build the wide campaign with `extra` on its page, which must be refused
+/// as bad input (exit 2, no panic); its message.
+fn refused(extra: &str) -> String {
+    let dir = wide_campaign(extra);
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!out.join("wide/index.html").exists());
+    err
+}
+
 /// The chart figures of a page, each from its opening tag to its end.
 fn figures(html: &str) -> Vec<&str> {
     html.split("<figure class=\"block chart\"")
@@ -152,11 +165,7 @@ fn log_scale_refuses_values_at_or_below_zero_naming_the_block() {
         r#"{ "label": "Rate", "scale": "log" }"#,
         &[("pc", "Prefill change")],
     );
-    let dir = wide_campaign(&extra);
-    let out = dir.parent().unwrap().join("site");
-    let o = build(&dir, &out);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
+    let err = refused(&extra);
     assert!(
         err.contains("index.md") && err.contains("`Zero on a log axis`"),
         "names the file and the block: {err}"
@@ -165,8 +174,6 @@ fn log_scale_refuses_values_at_or_below_zero_naming_the_block() {
         err.contains("log scale") && err.contains("above zero"),
         "{err}"
     );
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(!out.join("wide/index.html").exists());
 
     // A limit at or below zero is refused as well.
     let extra = chart(
@@ -175,9 +182,8 @@ fn log_scale_refuses_values_at_or_below_zero_naming_the_block() {
         r#"{ "label": "Rate", "scale": "log", "min": 0 }"#,
         &[("big", "Large files")],
     );
-    let o = build(&wide_campaign(&extra), &out);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("`Floor at zero`"), "{}", stderr(&o));
+    let err = refused(&extra);
+    assert!(err.contains("`Floor at zero`"), "{err}");
 }
 
 #[test]
@@ -234,14 +240,8 @@ fn a_missing_value_is_drawn_as_missing_not_refused() {
         r#"{ "label": "Rate" }"#,
         &[("no_such_field", "Ghost")],
     );
-    let dir = wide_campaign(&extra);
-    let o = build(&dir, &dir.parent().unwrap().join("site"));
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("series `Ghost` has no value"),
-        "{}",
-        stderr(&o)
-    );
+    let err = refused(&extra);
+    assert!(err.contains("series `Ghost` has no value"), "{err}");
 }
 
 #[test]
@@ -292,12 +292,9 @@ fn bars_start_at_zero_and_a_cut_line_axis_says_so() {
         r#"{ "label": "Rate", "min": 50 }"#,
         &[("wsl", "Windows/WSL")],
     );
-    let dir = wide_campaign(&extra);
-    let o = build(&dir, &dir.parent().unwrap().join("site"));
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = refused(&extra);
     assert!(
-        stderr(&o).contains("`Cut bars`") && stderr(&o).contains("starts at zero"),
-        "{}",
-        stderr(&o)
+        err.contains("`Cut bars`") && err.contains("starts at zero"),
+        "{err}"
     );
 }
