@@ -568,6 +568,8 @@ struct Frame {
     left: f64,
     right: f64,
     top: f64,
+    /// How high a value label may reach: below the header.
+    label_top: f64,
     bottom: f64,
     height: f64,
     /// The y axis title and any note on the axis, above the plot.
@@ -595,7 +597,9 @@ impl Frame {
                     .map(|t| (t, "chart-note")),
             );
         }
-        let top = PAD + header.len() as f64 * line_h + f * 0.6;
+        // Room over the plot for the label of a bar that reaches the top.
+        let label_top = PAD + header.len() as f64 * line_h + f * 0.3;
+        let top = label_top + f + 4.0;
         let ticks_w = axis
             .ticks
             .iter()
@@ -631,6 +635,7 @@ impl Frame {
             left,
             right,
             top,
+            label_top,
             bottom,
             height: height.ceil(),
             header,
@@ -978,10 +983,7 @@ impl Labels<'_> {
 
     fn inside(&self, b: &Box2) -> bool {
         let fr = self.frame;
-        b.y0 >= fr.top - self.size * 0.5
-            && b.y1 <= fr.bottom
-            && b.x0 >= fr.left
-            && b.x1 <= fr.right + PAD
+        b.y0 >= fr.label_top && b.y1 <= fr.bottom && b.x0 >= fr.left && b.x1 <= fr.right + PAD
     }
 }
 
