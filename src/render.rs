@@ -42,6 +42,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../templates/index.html"),
     ),
     (
+        "templates/print_margins.html",
+        include_str!("../templates/print_margins.html"),
+    ),
+    (
         "templates/single.html",
         include_str!("../templates/single.html"),
     ),

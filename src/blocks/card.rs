@@ -25,6 +25,10 @@ pub struct CardSpec {
 pub struct CardItem {
     pub label: String,
     pub value: String,
+    /// The change the item is about (e.g. `{pct_change(a, b):+.1%}`): when
+    /// given, it is the large figure and `value` the line under it.
+    #[serde(default)]
+    pub change: Option<String>,
     #[serde(default)]
     pub conditions: Option<String>,
 }
@@ -35,7 +39,10 @@ impl CardSpec {
             return Err("a card needs at least one item".into());
         }
         for item in &self.items {
-            for t in std::iter::once(&item.value).chain(&item.conditions) {
+            for t in std::iter::once(&item.value)
+                .chain(&item.change)
+                .chain(&item.conditions)
+            {
                 Template::parse(t).map_err(|e| format!("card item `{}`: {e}", item.label))?;
             }
         }
@@ -70,10 +77,18 @@ pub fn render(spec: &CardSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Probl
     for item in &spec.items {
         let value = fill(&format!("item `{}`", item.label), &item.value)?;
         html.push_str(&format!(
-            "<div class=\"card-item\"><dt>{}</dt><dd class=\"card-value\">{}</dd>",
-            escape(&item.label),
-            escape(&value)
+            "<div class=\"card-item\"><dt>{}</dt>",
+            escape(&item.label)
         ));
+        if let Some(c) = &item.change {
+            let c = fill(&format!("item `{}`", item.label), c)?;
+            html.push_str(&format!(
+                "<dd class=\"card-change\">{} <span class=\"card-direction\">{}</span></dd>",
+                escape(&c),
+                direction(&c)
+            ));
+        }
+        html.push_str(&format!("<dd class=\"card-value\">{}</dd>", escape(&value)));
         if let Some(c) = &item.conditions {
             let c = fill(&format!("item `{}`", item.label), c)?;
             html.push_str(&format!(
@@ -87,4 +102,18 @@ pub fn render(spec: &CardSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Probl
     html.push_str(&ctx.source_note(&source));
     html.push_str("</section>");
     Ok((html, source))
+}
+
+/// The direction of a change in a word, so it never rests on colour alone.
+fn direction(change: &str) -> &'static str {
+    let digits = change.trim_start_matches(['+', '-', '\u{2212}']);
+    if !digits.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        "unchanged"
+    } else if change.starts_with('+') {
+        "higher"
+    } else if change.starts_with(['-', '\u{2212}']) {
+        "lower"
+    } else {
+        "change"
+    }
 }

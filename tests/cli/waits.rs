@@ -155,6 +155,6 @@ fn a_chart_axis_whose_margin_overflows_the_limit_is_an_error() {
     chart_case(
         r#"{ "label": "D" }"#,
         Some(("112.07", "9e17")),
-        "`exhibit chart` block: chart `Decode by context`: the y axis would run from 0 to 1.17e18, beyond the ±1e18 a chart can lay out",
+        "`exhibit chart` block: chart `Decode by context`: the y axis would run from 0 to 1.2e18, beyond the ±1e18 a chart can lay out",
     );
 }
