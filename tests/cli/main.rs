@@ -6,6 +6,7 @@ mod audit;
 mod bad_input;
 mod browser;
 mod build;
+mod claims;
 mod encodings;
 mod format_doc;
 mod fuzz;
