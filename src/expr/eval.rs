@@ -176,8 +176,10 @@ fn numbers(f: Func, items: &[Item]) -> Result<Vec<f64>, EvalError> {
     items
         .iter()
         .map(|i| {
-            i.number().map_err(|e| {
-                EvalError::Math(format!("`{}` needs numbers: {e}", f.name()))
+            i.number().map_err(|e| match e {
+                // null stays null: a failed cell, shown as missing in a table
+                EvalError::Null(_) => e,
+                e => EvalError::Math(format!("`{}` needs numbers: {e}", f.name())),
             })
         })
         .collect()

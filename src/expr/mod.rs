@@ -227,9 +227,11 @@ impl Scalar {
         }
     }
 
-    /// A computed number, shown shortest.
+    /// A computed number, shown shortest at 12 significant digits, so
+    /// binary rounding (`3.2300000000000004`) never reaches a page.
     pub(crate) fn computed(v: f64) -> Scalar {
-        Scalar::Number(v, shortest(v))
+        let shown = format!("{v:.11e}").parse::<f64>().unwrap_or(v);
+        Scalar::Number(v, shortest(shown))
     }
 
     pub fn number(&self) -> Option<f64> {

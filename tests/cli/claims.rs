@@ -409,3 +409,34 @@ fn hyperfine_output_builds_with_no_conversion() {
         median(&six) * 1000.0
     )));
 }
+
+#[test]
+fn format_doc_function_table_shows_what_the_build_shows() {
+    // Each row of FORMAT.md's function table names an example and what it
+    // shows; the doc's example page quotes the same expression under the
+    // function's name, and the built page must show the documented figure.
+    let doc = read(&repo().join("docs/FORMAT.md"));
+    let dir = super::format_doc::doc_campaign();
+    let html = built_page(&dir, "demo-decode");
+    let mut checked = 0;
+    for row in doc.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let [_, _, example, shows] = cells[..] else {
+            continue;
+        };
+        let (Some(example), Some(shows)) = (
+            example.strip_prefix('`').and_then(|e| e.strip_suffix('`')),
+            shows.strip_suffix(" |").and_then(|s| s.strip_prefix('`')?.strip_suffix('`')),
+        ) else {
+            continue;
+        };
+        let Some((name, _)) = example.split_once('(') else {
+            continue; // a row of the format table
+        };
+        let item = format!("- {name}: `=data/runs.json#{example}`");
+        assert!(doc.contains(&item), "FORMAT.md's example page lacks {item}");
+        assert_eq!(quoted(&html, name), shows, "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 9, "only {checked} documented functions checked");
+}
