@@ -253,9 +253,14 @@ pub fn render(
                     row.push(Ok(shown));
                     raw.push(cell.raw(&env).map_err(|e| at_record(label, e))?);
                 }
-                Err(e) if e.is_missing() => {
+                Err(e) if e.is_null() => {
                     row.push(Err(format!("record {label}: {e}")));
                     raw.push(Scalar::Null);
+                }
+                Err(e @ crate::expr::EvalError::Missing(_)) => {
+                    return Err(Problem::Here(format!(
+                        "record {label}: {e} (write null for a failed measurement: it is shown as missing)"
+                    )))
                 }
                 Err(e) => return Err(at_record(label, e)),
             }
@@ -271,7 +276,7 @@ pub fn render(
             .unwrap_or_default();
         return Err(Problem::Here(format!("the table has no rows{why}")));
     }
-    // A column missing in every row is a wrong name, not a failed cell.
+    // A column null in every row is not a set of failed cells.
     for (i, c) in spec.columns.iter().enumerate() {
         if let (true, Err(why)) = (rows.iter().all(|r| r[i].is_err()), &rows[0][i]) {
             return Err(Problem::Here(format!(

@@ -271,10 +271,11 @@ pub enum EvalError {
 }
 
 impl EvalError {
-    /// A value absent from the data (a failed cell), as opposed to a
-    /// value of the wrong kind.
-    pub(crate) fn is_missing(&self) -> bool {
-        matches!(self, EvalError::Missing(_) | EvalError::Null(_))
+    /// A null where a number is needed: a failed measurement, which a
+    /// table shows as missing. An absent field stays an error: it is a
+    /// misspelt name or a record of another shape more often than a result.
+    pub(crate) fn is_null(&self) -> bool {
+        matches!(self, EvalError::Null(_))
     }
 }
 
