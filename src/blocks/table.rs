@@ -244,7 +244,10 @@ pub fn render(
         if spec.filter.as_ref().is_some_and(|m| !m.holds(rec)) {
             continue;
         }
-        let env = Env { rec, baseline: base };
+        let env = Env {
+            rec,
+            baseline: base,
+        };
         let mut row = Vec::with_capacity(cells.len());
         let mut raw = Vec::with_capacity(cells.len());
         for cell in &cells {

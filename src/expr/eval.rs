@@ -75,7 +75,10 @@ fn scalar(v: &Value, name: String) -> Result<Item, EvalError> {
 fn lookup(ctx: &Value, r: &Ref) -> Result<Val, EvalError> {
     let mut at: Vec<(&Value, String)> = vec![(ctx, String::new())];
     let mut wild = false;
-    let segments = r.0.split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~"));
+    let segments =
+        r.0.split('/')
+            .skip(1)
+            .map(|s| s.replace("~1", "/").replace("~0", "~"));
     for seg in segments {
         let mut next = Vec::with_capacity(at.len());
         for (v, path) in at {
@@ -148,8 +151,16 @@ fn pairwise(op: Op, f: Func, a: Val, b: Val) -> Result<Val, EvalError> {
     };
     match (a, b) {
         (Val::One(x), Val::One(y)) => apply(&x, &y).map(Val::One),
-        (Val::One(x), Val::List(ys)) => ys.iter().map(|y| apply(&x, y)).collect::<Result<_, _>>().map(Val::List),
-        (Val::List(xs), Val::One(y)) => xs.iter().map(|x| apply(x, &y)).collect::<Result<_, _>>().map(Val::List),
+        (Val::One(x), Val::List(ys)) => ys
+            .iter()
+            .map(|y| apply(&x, y))
+            .collect::<Result<_, _>>()
+            .map(Val::List),
+        (Val::List(xs), Val::One(y)) => xs
+            .iter()
+            .map(|x| apply(x, &y))
+            .collect::<Result<_, _>>()
+            .map(Val::List),
         (Val::List(xs), Val::List(ys)) if xs.len() == ys.len() => xs
             .iter()
             .zip(&ys)
@@ -201,7 +212,11 @@ fn extreme(f: Func, items: Vec<Item>) -> Result<Item, EvalError> {
     let xs = numbers(f, &items)?;
     let mut best = 0;
     for (i, x) in xs.iter().enumerate() {
-        let better = if f == Func::Min { *x < xs[best] } else { *x > xs[best] };
+        let better = if f == Func::Min {
+            *x < xs[best]
+        } else {
+            *x > xs[best]
+        };
         if better {
             best = i;
         }
@@ -307,17 +322,24 @@ mod tests {
                          "m": [[1, 2], [3, 4]], "obj": {"x": 1}});
         assert_eq!(eval("sum(/cells/*/a)", &ctx).unwrap().number(), Some(300.0));
         assert_eq!(
-            eval("max(pct_change(/cells/*/a, /cells/*/b))", &ctx).unwrap().number(),
+            eval("max(pct_change(/cells/*/a, /cells/*/b))", &ctx)
+                .unwrap()
+                .number(),
             Some(10.0)
         );
         assert_eq!(
-            eval("min(pct_change(/cells/0/a, /cells/*/a))", &ctx).unwrap().number(),
+            eval("min(pct_change(/cells/0/a, /cells/*/a))", &ctx)
+                .unwrap()
+                .number(),
             Some(0.0)
         );
         assert_eq!(eval("sum(/m/*/*)", &ctx).unwrap().number(), Some(10.0));
         assert_eq!(eval("count(/m/*/1)", &ctx).unwrap().number(), Some(2.0));
         assert_eq!(eval("min(/cells/*/b)", &ctx).unwrap().to_string(), "110");
-        assert!(matches!(eval("/cells/*/a", &ctx), Err(EvalError::List(_, 2))));
+        assert!(matches!(
+            eval("/cells/*/a", &ctx),
+            Err(EvalError::List(_, 2))
+        ));
         let e = eval("sum(/obj/*/x)", &ctx).unwrap_err().to_string();
         assert!(e.contains("`/obj` is an object, not an array"), "{e}");
         let e = eval("mean(/cells/*/zz)", &ctx).unwrap_err();
@@ -330,7 +352,10 @@ mod tests {
         let e = eval("median(/e)", &ctx).unwrap_err().to_string();
         assert_eq!(e, "`median` over an empty list");
         let e = eval("sum(/t)", &ctx).unwrap_err().to_string();
-        assert_eq!(e, "`sum` needs numbers: `/t/0` is the text \"a\", not a number");
+        assert_eq!(
+            e,
+            "`sum` needs numbers: `/t/0` is the text \"a\", not a number"
+        );
         assert_eq!(eval("count(/e)", &ctx).unwrap().number(), Some(0.0));
         let e = eval("ratio(/n, /t)", &ctx).unwrap_err().to_string();
         assert!(e.contains("they hold 3 and 2 values"), "{e}");
@@ -340,8 +365,10 @@ mod tests {
     #[test]
     fn templates_call_functions() {
         let ctx = json!({"times": [0.1, 0.2, 0.3, 0.4], "params": {"bytes": "1000"}});
-        let t = Template::parse("{median(/times):.0 ms from s} {ratio(mean(/times), number(/params/bytes)):.1}")
-            .unwrap();
+        let t = Template::parse(
+            "{median(/times):.0 ms from s} {ratio(mean(/times), number(/params/bytes)):.1}",
+        )
+        .unwrap();
         assert_eq!(t.render(&ctx).unwrap(), "250 ms 4000.0");
         let e = Template::parse("{baseline(/times)}").unwrap();
         assert!(e.uses_baseline());

@@ -13,8 +13,8 @@ mod parse;
 mod stats;
 
 pub(crate) use eval::Env;
-pub use format::Format;
 use format::shortest;
+pub use format::Format;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -161,7 +161,10 @@ impl Expr {
 
     /// The two-value operation of a table's `derive` column.
     pub fn derive(op: Op, from: &str, to: &str) -> Result<Expr, String> {
-        Ok(Expr::Call(op.func(), vec![Expr::parse(from)?, Expr::parse(to)?]))
+        Ok(Expr::Call(
+            op.func(),
+            vec![Expr::parse(from)?, Expr::parse(to)?],
+        ))
     }
 
     /// The name to show in messages.

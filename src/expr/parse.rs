@@ -109,8 +109,7 @@ impl<'a> Parser<'a> {
                 _ => return Err(self.err(c, format!("`{word}(` lacks its closing `)`"))),
             }
         }
-        func.check_arity(args.len())
-            .map_err(|m| self.err(col, m))?;
+        func.check_arity(args.len()).map_err(|m| self.err(col, m))?;
         Ok(Expr::Call(func, args))
     }
 }
@@ -165,11 +164,15 @@ mod tests {
             parse("sum(/a) x").unwrap_err(),
             "`sum(/a) x` at column 9: unexpected text after the expression"
         );
-        assert!(parse("avg(/a)").unwrap_err().contains("at column 1: unknown function `avg`"));
+        assert!(parse("avg(/a)")
+            .unwrap_err()
+            .contains("at column 1: unknown function `avg`"));
         assert!(parse("ratio(/a)")
             .unwrap_err()
             .contains("at column 1: `ratio` takes 2 values"));
         assert!(parse("sum(/a").unwrap_err().contains("at column 7"));
-        assert!(parse("sum(,)").unwrap_err().contains("at column 5: expected a value"));
+        assert!(parse("sum(,)")
+            .unwrap_err()
+            .contains("at column 5: expected a value"));
     }
 }

@@ -230,7 +230,10 @@ fn bootstrap_interval_is_repeatable_and_holds_the_median() {
     let (lo, med, hi) = (num("ci-low"), num("median-times"), num("ci-high"));
     let times = numbers(&json(&dir, "data/values.json")["times"]);
     let (min, max) = (sorted(&times)[0], sorted(&times)[times.len() - 1]);
-    assert!(min <= lo && lo < med && med < hi && hi <= max, "{lo} {med} {hi}");
+    assert!(
+        min <= lo && lo < med && med < hi && hi <= max,
+        "{lo} {med} {hi}"
+    );
 }
 
 /// Replace the stats page with one reference; the build's stderr.
@@ -272,7 +275,10 @@ fn bad_expressions_fail_at_their_position() {
             "`ratio(/even)` at column 1: `ratio` takes 2 values",
         ),
         ("ci_low(/even, /odd)", "`ci_low` takes 1 value, found 2"),
-        ("max(/even", "`max(/even` at column 10: `max(` lacks its closing `)`"),
+        (
+            "max(/even",
+            "`max(/even` at column 10: `max(` lacks its closing `)`",
+        ),
         ("/even", "`even` is a list of 8 values, not one value"),
         (
             "ratio(/even, /odd)",
@@ -342,12 +348,18 @@ fn table_baseline_filter_and_missing_cell() {
                 for (text, title) in &row[1..] {
                     assert_eq!(text, "—");
                     let title = title.as_deref().unwrap_or_default();
-                    assert!(title.starts_with("no value: ") && title.contains("null"), "{title}");
+                    assert!(
+                        title.starts_with("no value: ") && title.contains("null"),
+                        "{title}"
+                    );
                 }
             }
         }
     }
-    assert!(rows.iter().any(|r| r[3].0 == "+0.0%"), "the baseline row is +0.0%");
+    assert!(
+        rows.iter().any(|r| r[3].0 == "+0.0%"),
+        "the baseline row is +0.0%"
+    );
 }
 
 #[test]
@@ -397,7 +409,10 @@ fn hyperfine_output_builds_with_no_conversion() {
         assert_eq!(row[0].0, r["command"].as_str().unwrap());
         assert_eq!(row[1].0, format!("{:.1} ms", m * 1000.0));
         assert_eq!(row[2].0, format!("{:.2} MB/s", bytes / m / 1e6));
-        assert_eq!(row[3].0, format!("{}%", signed((m - base) / base * 100.0, 1)));
+        assert_eq!(
+            row[3].0,
+            format!("{}%", signed((m - base) / base * 100.0, 1))
+        );
     }
     // hyperfine's own median field agrees with ours over `times`
     for r in results {
@@ -426,7 +441,9 @@ fn format_doc_function_table_shows_what_the_build_shows() {
         };
         let (Some(example), Some(shows)) = (
             example.strip_prefix('`').and_then(|e| e.strip_suffix('`')),
-            shows.strip_suffix(" |").and_then(|s| s.strip_prefix('`')?.strip_suffix('`')),
+            shows
+                .strip_suffix(" |")
+                .and_then(|s| s.strip_prefix('`')?.strip_suffix('`')),
         ) else {
             continue;
         };
