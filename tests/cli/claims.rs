@@ -457,3 +457,90 @@ fn format_doc_function_table_shows_what_the_build_shows() {
     }
     assert!(checked >= 9, "only {checked} documented functions checked");
 }
+
+/// The text after `at` up to the next `<` with every tag removed.
+fn text_from(html: &str, at: &str, len: usize) -> String {
+    let start = html.find(at).unwrap_or_else(|| panic!("no {at}"));
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html[start..].chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+        if out.chars().count() >= len {
+            break;
+        }
+    }
+    out
+}
+
+#[test]
+fn sample_card_range_and_sweep_total_follow_the_data() {
+    // Change two values of the sample so another cell holds the smallest
+    // decode change and the depths sum to a new total; reseal and rebuild.
+    let root = scratch("claims-sample");
+    copy_tree(&repo().join("sample-artifacts"), &root.join("s"));
+    let campaign = root.join("s/glm53-flash-linux-vs-wsl");
+    let edit = |file: &str, f: &dyn Fn(&mut Value)| {
+        let mut v = json(&campaign, file);
+        f(&mut v);
+        std::fs::write(
+            campaign.join(file),
+            serde_json::to_string_pretty(&v).unwrap(),
+        )
+        .unwrap();
+    };
+    edit("data/measurements.json", &|v| {
+        v["cells"][1]["linux_decode"] = 100.0.into()
+    });
+    edit("data/context-sweep.json", &|v| {
+        v["depths"][0]["passed"] = 20.into()
+    });
+    let o = run(exhibit().arg("seal").arg("--update").arg(&campaign));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = root.join("site");
+    let o = build(&root.join("s"), &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let m = json(&campaign, "data/measurements.json");
+    let changes: Vec<f64> = m["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let (w, l) = (
+                c["wsl_decode"].as_f64().unwrap(),
+                c["linux_decode"].as_f64().unwrap(),
+            );
+            (l - w) / w * 100.0
+        })
+        .collect();
+    let lo = changes.iter().cloned().fold(f64::MAX, f64::min);
+    let hi = changes.iter().cloned().fold(f64::MIN, f64::max);
+    let page = read(&out.join("glm53-flash-linux-vs-wsl/index.html"));
+    assert!(
+        page.contains(&format!("decode medians rose by {lo:.1}–{hi:.1}%")),
+        "{}",
+        text_from(&page, "card-summary", 120)
+    );
+
+    let s = json(&campaign, "data/context-sweep.json");
+    let depths = s["depths"].as_array().unwrap();
+    let sum = |k: &str| depths.iter().map(|d| d[k].as_i64().unwrap()).sum::<i64>();
+    let quality = read(&out.join("glm53-flash-linux-vs-wsl/quality.html"));
+    let want = format!(
+        "The native extended-context sweep ran\n{} cases and passed\n{}. Of the\n{} that did",
+        sum("cases"),
+        sum("passed"),
+        sum("cases") - sum("passed")
+    );
+    let got = text_from(
+        &quality,
+        "The native extended-context sweep",
+        want.chars().count(),
+    );
+    assert_eq!(got, want);
+}
