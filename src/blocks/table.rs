@@ -257,7 +257,9 @@ pub fn render(
                     raw.push(cell.raw(&env).map_err(|e| at_record(label, e))?);
                 }
                 Err(e) if e.is_null() => {
-                    row.push(Err(format!("record {label}: {e}")));
+                    // The title is published: it names the value, not the
+                    // data file's original path.
+                    row.push(Err(e.to_string()));
                     raw.push(Scalar::Null);
                 }
                 Err(e @ crate::expr::EvalError::Missing(_)) => {

@@ -544,3 +544,36 @@ fn sample_card_range_and_sweep_total_follow_the_data() {
     );
     assert_eq!(got, want);
 }
+
+fn fails_with(dir: &Path, want: &str) {
+    seal(dir);
+    let o = build(dir, &dir.parent().unwrap().join("site"));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    assert!(err.contains(want), "{err}");
+}
+
+#[test]
+fn a_card_has_no_baseline_and_a_column_needs_one_value() {
+    let dir = fixture("claims-hyperfine");
+    let page = read(&dir.join("index.md"));
+    let page = page.replace("{min(/results/*/median)", "{baseline(/results/0/median)");
+    std::fs::write(dir.join("index.md"), page).unwrap();
+    fails_with(&dir, "index.md:22:1");
+    fails_with(
+        &dir,
+        "card item `Fastest level`: `baseline(…)` reads a table's baseline row; a card has none",
+    );
+
+    let dir = fixture("claims-table");
+    let mut data = json(&dir, "data/codecs.json");
+    for run in data["runs"].as_array_mut().unwrap() {
+        run["ratio"] = Value::Null;
+    }
+    std::fs::write(dir.join("data/codecs.json"), data.to_string()).unwrap();
+    fails_with(
+        &dir,
+        "column `Size` has no value in any row: `ratio` is null, not a number",
+    );
+}
