@@ -256,16 +256,13 @@ pub fn render(
                     row.push(Ok(shown));
                     raw.push(cell.raw(&env).map_err(|e| at_record(label, e))?);
                 }
+                // An absent field stays an error (below): a failed
+                // measurement is written as null.
                 Err(e) if e.is_null() => {
                     // The title is published: it names the value, not the
                     // data file's original path.
                     row.push(Err(e.to_string()));
                     raw.push(Scalar::Null);
-                }
-                Err(e @ crate::expr::EvalError::Missing(_)) => {
-                    return Err(Problem::Here(format!(
-                        "record {label}: {e} (write null for a failed measurement: it is shown as missing)"
-                    )))
                 }
                 Err(e) => return Err(at_record(label, e)),
             }
