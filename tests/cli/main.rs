@@ -11,6 +11,7 @@ mod encodings;
 mod format_doc;
 mod fuzz;
 mod leaks;
+mod pipe;
 mod reader;
 mod redact;
 mod scale;
