@@ -1,4 +1,6 @@
 //! `card` blocks: the result card, headline measurements with conditions.
+//! Every value, condition and summary is a template, so a card can quote
+//! aggregates (`{max(pct_change(/cells/*/a, /cells/*/b)):+.1%}`).
 
 use super::{Ctx, Problem};
 use crate::data::Source;
@@ -38,16 +40,25 @@ impl CardSpec {
         if self.items.is_empty() {
             return Err("a card needs at least one item".into());
         }
+        let parse = |what: String, t: &str| -> Result<(), String> {
+            let t = Template::parse(t).map_err(|e| format!("{what}: {e}"))?;
+            if t.uses_baseline() {
+                return Err(format!(
+                    "{what}: `baseline(…)` reads a table's baseline row; a card has none"
+                ));
+            }
+            Ok(())
+        };
         for item in &self.items {
             for t in std::iter::once(&item.value)
                 .chain(&item.change)
                 .chain(&item.conditions)
             {
-                Template::parse(t).map_err(|e| format!("card item `{}`: {e}", item.label))?;
+                parse(format!("card item `{}`", item.label), t)?;
             }
         }
         if let Some(s) = &self.summary {
-            Template::parse(s).map_err(|e| format!("card summary: {e}"))?;
+            parse("card summary".into(), s)?;
         }
         Ok(())
     }

@@ -3,10 +3,11 @@
 
 use super::export::{Download, Export};
 use super::{at_record, Ctx, Problem};
-use crate::data::Source;
-use crate::expr::{Expr, Format, Op, Ref, Scalar, Template};
+use crate::data::{Records, Source};
+use crate::expr::{Env, Expr, Format, Op, Ref, Scalar, Template};
 use crate::html::escape;
 use serde::Deserialize;
+use serde_json::Value;
 use std::sync::Arc;
 
 #[derive(Debug, Deserialize)]
@@ -17,7 +18,57 @@ pub struct TableSpec {
     pub pointer: Option<String>,
     #[serde(default)]
     pub caption: Option<String>,
+    /// The row every other row is compared with, through `baseline(X)`.
+    #[serde(default)]
+    pub baseline: Option<Match>,
+    /// Only the rows that match are shown.
+    #[serde(default, rename = "where")]
+    pub filter: Option<Match>,
     pub columns: Vec<ColumnSpec>,
+}
+
+/// `{"field": F, "equals": V}` or `{"field": F, "not_equals": V}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Match {
+    pub field: String,
+    #[serde(default)]
+    pub equals: Option<Value>,
+    #[serde(default)]
+    pub not_equals: Option<Value>,
+}
+
+impl Match {
+    fn check(&self, what: &str) -> Result<(), String> {
+        match (&self.equals, &self.not_equals) {
+            (Some(_), None) | (None, Some(_)) => Ok(()),
+            _ => Err(format!(
+                "`{what}` needs exactly one of `equals` or `not_equals` beside `field`"
+            )),
+        }
+    }
+
+    fn holds(&self, rec: &Value) -> bool {
+        let v = rec.pointer(&Ref::new(&self.field).0);
+        let same = |want: &Value| match (v, want) {
+            (Some(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),
+            (Some(a), b) => a == b,
+            (None, _) => false,
+        };
+        match (&self.equals, &self.not_equals) {
+            (Some(want), _) => same(want),
+            (None, Some(want)) => !same(want),
+            (None, None) => true,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match (&self.equals, &self.not_equals) {
+            (Some(v), _) => format!("`{}` equal to {v}", self.field),
+            (None, Some(v)) => format!("`{}` not equal to {v}", self.field),
+            (None, None) => format!("`{}`", self.field),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -26,6 +77,9 @@ pub struct ColumnSpec {
     pub header: String,
     #[serde(default)]
     pub field: Option<String>,
+    /// An expression: `median(/times)`, `pct_change(baseline(/mean), /mean)`.
+    #[serde(default)]
+    pub value: Option<String>,
     #[serde(default)]
     pub derive: Option<Op>,
     #[serde(default)]
@@ -56,59 +110,61 @@ pub enum Cell {
 impl ColumnSpec {
     pub fn compile(&self) -> Result<Cell, String> {
         let h = &self.header;
+        let at = |e: String| format!("column `{h}`: {e}");
         let format = self
             .format
             .as_deref()
             .map(Format::parse)
             .transpose()
-            .map_err(|e| format!("column `{h}`: {e}"))?;
-        match (&self.field, self.derive, &self.template) {
-            (Some(f), None, None) => {
-                if self.from.is_some() || self.to.is_some() {
-                    return Err(format!("column `{h}`: `from` and `to` belong to `derive`"));
-                }
-                Ok(Cell::Slot(Expr::Value(Ref::new(f)), format))
-            }
-            (None, Some(op), None) => match (&self.from, &self.to) {
-                (Some(a), Some(b)) => Ok(Cell::Slot(
-                    Expr::Derive(op, Ref::new(a), Ref::new(b)),
-                    format,
-                )),
-                _ => Err(format!("column `{h}`: `derive` needs both `from` and `to`")),
+            .map_err(at)?;
+        if self.derive.is_none() && (self.from.is_some() || self.to.is_some()) {
+            return Err(at("`from` and `to` belong to `derive`".into()));
+        }
+        match (&self.field, &self.value, self.derive, &self.template) {
+            (Some(f), None, None, None) => Ok(Cell::Slot(Expr::Value(Ref::new(f)), format)),
+            (None, Some(v), None, None) => Ok(Cell::Slot(Expr::parse(v).map_err(at)?, format)),
+            (None, None, Some(op), None) => match (&self.from, &self.to) {
+                (Some(a), Some(b)) => Ok(Cell::Slot(Expr::derive(op, a, b).map_err(at)?, format)),
+                _ => Err(at("`derive` needs both `from` and `to`".into())),
             },
-            (None, None, Some(t)) => {
+            (None, None, None, Some(t)) => {
                 if format.is_some() {
-                    return Err(format!("column `{h}`: a template formats inside its placeholders (`{{field:.2}}`), not with `format`"));
+                    return Err(at("a template formats inside its placeholders (`{field:.2}`), not with `format`".into()));
                 }
-                Template::parse(t)
-                    .map(Cell::Template)
-                    .map_err(|e| format!("column `{h}`: {e}"))
+                Template::parse(t).map(Cell::Template).map_err(at)
             }
-            _ => Err(format!(
-                "column `{h}` needs exactly one of `field`, `derive` or `template`"
+            _ => Err(at(
+                "needs exactly one of `field`, `value`, `derive` or `template`".into(),
             )),
         }
     }
 }
 
 impl Cell {
+    fn uses_baseline(&self) -> bool {
+        match self {
+            Cell::Slot(e, _) => e.uses_baseline(),
+            Cell::Template(t) => t.uses_baseline(),
+        }
+    }
+
     /// The value before formatting, for data downloads; a template's
     /// value is its text.
-    pub fn raw(&self, rec: &serde_json::Value) -> Result<Scalar, crate::expr::EvalError> {
+    pub(crate) fn raw(&self, env: &Env) -> Result<Scalar, crate::expr::EvalError> {
         match self {
-            Cell::Slot(expr, _) => expr.eval(rec),
-            Cell::Template(t) => t.render(rec).map(Scalar::Text),
+            Cell::Slot(expr, _) => expr.eval_in(env),
+            Cell::Template(t) => t.render_in(env).map(Scalar::Text),
         }
     }
 
     /// (text, is numeric)
-    pub fn eval(&self, rec: &serde_json::Value) -> Result<(String, bool), crate::expr::EvalError> {
+    pub(crate) fn eval(&self, env: &Env) -> Result<(String, bool), crate::expr::EvalError> {
         match self {
             Cell::Slot(expr, fmt) => {
-                let v = expr.render(rec, fmt.as_ref())?;
+                let v = expr.render_in(env, fmt.as_ref())?;
                 Ok((v.to_string(), v.is_number()))
             }
-            Cell::Template(t) => Ok((t.render(rec)?, t.is_single_number_slot())),
+            Cell::Template(t) => Ok((t.render_in(env)?, t.is_single_number_slot())),
         }
     }
 }
@@ -118,8 +174,18 @@ impl TableSpec {
         if self.columns.is_empty() {
             return Err("a table needs at least one column".into());
         }
+        for (m, what) in [(&self.baseline, "baseline"), (&self.filter, "where")] {
+            if let Some(m) = m {
+                m.check(what)?;
+            }
+        }
         for c in &self.columns {
-            c.compile()?;
+            if c.compile()?.uses_baseline() && self.baseline.is_none() {
+                return Err(format!(
+                    "column `{}` reads `baseline(…)`, but the table names no `baseline` row",
+                    c.header
+                ));
+            }
         }
         Ok(())
     }
@@ -130,6 +196,35 @@ fn caption(c: &Option<String>) -> String {
         .map(|c| format!("<figcaption>{}</figcaption>", escape(c)))
         .unwrap_or_default()
 }
+
+/// The one record the table's `baseline` names.
+fn baseline<'a>(spec: &TableSpec, records: &Records<'a>) -> Result<Option<&'a Value>, Problem> {
+    let Some(m) = &spec.baseline else {
+        return Ok(None);
+    };
+    let found: Vec<&Value> = records
+        .items
+        .iter()
+        .filter(|(r, _)| m.holds(r))
+        .map(|(r, _)| *r)
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(Some(*one)),
+        [] => Err(Problem::Here(format!(
+            "baseline: no record has {}",
+            m.describe()
+        ))),
+        more => Err(Problem::Here(format!(
+            "baseline: {} records have {}; it must name one row",
+            more.len(),
+            m.describe()
+        ))),
+    }
+}
+
+/// One table cell: its text and whether it is a number, or why it has no
+/// value (a failed measurement: shown as missing, not a failed build).
+type Shown = Result<(String, bool), String>;
 
 pub fn render(
     spec: &TableSpec,
@@ -142,18 +237,67 @@ pub fn render(
         .iter()
         .map(|c| c.compile())
         .collect::<Result<_, _>>()?;
-    let mut rows = Vec::with_capacity(records.items.len());
+    let base = baseline(spec, &records)?;
+    let mut rows: Vec<Vec<Shown>> = Vec::with_capacity(records.items.len());
     let mut export = Export::new(spec.columns.iter().map(|c| c.header.clone()).collect());
     for (rec, label) in &records.items {
+        if spec.filter.as_ref().is_some_and(|m| !m.holds(rec)) {
+            continue;
+        }
+        let env = Env {
+            rec,
+            baseline: base,
+        };
         let mut row = Vec::with_capacity(cells.len());
         let mut raw = Vec::with_capacity(cells.len());
         for cell in &cells {
-            row.push(cell.eval(rec).map_err(|e| at_record(label, e))?);
-            raw.push(cell.raw(rec).map_err(|e| at_record(label, e))?);
+            match cell.eval(&env) {
+                Ok(shown) => {
+                    row.push(Ok(shown));
+                    raw.push(cell.raw(&env).map_err(|e| at_record(label, e))?);
+                }
+                // An absent field stays an error (below): a failed
+                // measurement is written as null.
+                Err(e) if e.is_null() => {
+                    // The title is published: it names the value, not the
+                    // data file's original path.
+                    row.push(Err(e.to_string()));
+                    raw.push(Scalar::Null);
+                }
+                Err(e) => return Err(at_record(label, e)),
+            }
         }
         rows.push(row);
         export.rows.push(raw);
     }
+    if rows.is_empty() {
+        let why = spec
+            .filter
+            .as_ref()
+            .map(|m| format!(": no record has {}", m.describe()))
+            .unwrap_or_default();
+        return Err(Problem::Here(format!("the table has no rows{why}")));
+    }
+    // A column null in every row is not a set of failed cells.
+    for (i, c) in spec.columns.iter().enumerate() {
+        if let (true, Err(why)) = (rows.iter().all(|r| r[i].is_err()), &rows[0][i]) {
+            return Err(Problem::Here(format!(
+                "column `{}` has no value in any row: {why}",
+                c.header
+            )));
+        }
+    }
+    let mut html = table_html(spec, &rows);
+    let (links, downloads) = export.publish(&ctx.export_stem, "table");
+    html.push_str(&links);
+    html.push_str(&ctx.source_note(&source));
+    html.push_str("</figure>");
+    Ok((html, source, downloads))
+}
+
+fn table_html(spec: &TableSpec, rows: &[Vec<Shown>]) -> String {
+    let n = spec.columns.len();
+    let present = |i: usize| rows.iter().filter_map(move |r| r[i].as_ref().ok());
     // A column is numeric when every non-empty cell in it is.
     let numeric: Vec<bool> = spec
         .columns
@@ -161,12 +305,12 @@ pub fn render(
         .enumerate()
         .map(|(i, c)| match c.align {
             Some(a) => a == Align::Right,
-            None => rows.iter().all(|r| r[i].1 || r[i].0.is_empty()) && rows.iter().any(|r| r[i].1),
+            None => present(i).all(|c| c.1 || c.0.is_empty()) && present(i).any(|c| c.1),
         })
         .collect();
     // Short cells (figures, "0.177 / 0.128") never wrap; prose cells do.
-    let short: Vec<bool> = (0..cells.len())
-        .map(|i| rows.iter().all(|r| r[i].0.chars().count() <= 24))
+    let short: Vec<bool> = (0..n)
+        .map(|i| present(i).all(|c| c.0.chars().count() <= 24))
         .collect();
     let mut html = String::from("<figure class=\"block table\">");
     html.push_str(&caption(&spec.caption));
@@ -179,24 +323,26 @@ pub fn render(
         ));
     }
     html.push_str("</tr></thead><tbody>");
-    for row in &rows {
+    for row in rows {
         html.push_str("<tr>");
-        for (((text, _), num), short) in row.iter().zip(&numeric).zip(&short) {
+        for ((cell, num), short) in row.iter().zip(&numeric).zip(&short) {
             let class = match (*num, *short) {
                 (true, _) => " class=\"num\"",
                 (false, true) => " class=\"short\"",
                 (false, false) => "",
             };
-            html.push_str(&format!("<td{class}>{}</td>", escape(text)));
+            match cell {
+                Ok((text, _)) => html.push_str(&format!("<td{class}>{}</td>", escape(text))),
+                Err(why) => html.push_str(&format!(
+                    "<td{class} title=\"no value: {}\">—</td>",
+                    escape(why)
+                )),
+            }
         }
         html.push_str("</tr>");
     }
     html.push_str("</tbody></table></div>");
-    let (links, downloads) = export.publish(&ctx.export_stem, "table");
-    html.push_str(&links);
-    html.push_str(&ctx.source_note(&source));
-    html.push_str("</figure>");
-    Ok((html, source, downloads))
+    html
 }
 
 fn num_class(num: bool) -> &'static str {

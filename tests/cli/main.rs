@@ -7,6 +7,7 @@ mod bad_input;
 mod browser;
 mod build;
 mod charts;
+mod claims;
 mod encodings;
 mod format_doc;
 mod fuzz;

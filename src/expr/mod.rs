@@ -1,14 +1,26 @@
-//! Values inside data records: field references, derived numbers
-//! (`pct_change`, `difference`, `ratio`), number formats (`+,.1%`) and text
-//! templates (`"{after:.2} versus {before:.2} tok/s"`).
+//! Values inside data records: field references with `*` fan-out,
+//! functions over them (`pct_change`, `sum`, `median`, `ci_low`, ...),
+//! number formats (`+,.1%`, `.1 ms from s`) and text templates
+//! (`"{after:.2} versus {before:.2} tok/s"`).
 //!
-//! Parsing is separate from evaluation so a bad template is reported at the
-//! block that holds it, before any data is read.
+//! Parsing ([`parse`]) is separate from evaluation ([`eval`]) so a bad
+//! expression is reported at the block that holds it, before any data is
+//! read; [`stats`] holds the arithmetic and [`format`] the number formats.
+
+mod eval;
+mod format;
+mod parse;
+mod stats;
+
+pub(crate) use eval::Env;
+use format::shortest;
+pub use format::Format;
 
 use serde::Deserialize;
 use serde_json::Value;
 use std::fmt;
 
+/// The two-value operations a table column names with `"derive"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
@@ -18,12 +30,11 @@ pub enum Op {
 }
 
 impl Op {
-    fn parse(name: &str) -> Option<Op> {
-        match name {
-            "pct_change" => Some(Op::PctChange),
-            "difference" => Some(Op::Difference),
-            "ratio" => Some(Op::Ratio),
-            _ => None,
+    pub(crate) fn func(self) -> Func {
+        match self {
+            Op::PctChange => Func::PctChange,
+            Op::Difference => Func::Difference,
+            Op::Ratio => Func::Ratio,
         }
     }
 
@@ -39,7 +50,78 @@ impl Op {
     }
 }
 
-/// A JSON Pointer into a record; a plain field name `a` means `/a`.
+/// A function an expression can call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func {
+    PctChange,
+    Difference,
+    Ratio,
+    Count,
+    Sum,
+    Min,
+    Max,
+    Mean,
+    Median,
+    Stddev,
+    P,
+    CiLow,
+    CiHigh,
+    Number,
+    Baseline,
+}
+
+const FUNCS: &[(&str, Func)] = &[
+    ("pct_change", Func::PctChange),
+    ("difference", Func::Difference),
+    ("ratio", Func::Ratio),
+    ("count", Func::Count),
+    ("sum", Func::Sum),
+    ("min", Func::Min),
+    ("max", Func::Max),
+    ("mean", Func::Mean),
+    ("median", Func::Median),
+    ("stddev", Func::Stddev),
+    ("p", Func::P),
+    ("ci_low", Func::CiLow),
+    ("ci_high", Func::CiHigh),
+    ("number", Func::Number),
+    ("baseline", Func::Baseline),
+];
+
+impl Func {
+    pub(crate) const ALL_NAMES: &'static str = "pct_change, difference, ratio, count, sum, min, max, mean, median, stddev, p, ci_low, ci_high, number or baseline";
+
+    fn parse(name: &str) -> Option<Func> {
+        FUNCS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+    }
+
+    pub fn name(self) -> &'static str {
+        FUNCS
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
+    }
+
+    fn check_arity(self, n: usize) -> Result<(), String> {
+        let name = self.name();
+        let want = match self {
+            Func::PctChange | Func::Difference | Func::Ratio => {
+                (n != 2).then(|| format!("`{name}` takes 2 values, `{name}(from, to)`"))
+            }
+            Func::P => (n != 2).then(|| "`p` takes 2 values, `p(PERCENT, LIST)`".to_string()),
+            Func::CiLow | Func::CiHigh | Func::Number | Func::Baseline => {
+                (n != 1).then(|| format!("`{name}` takes 1 value, found {n}"))
+            }
+            // List functions take one list, or several values joined.
+            _ => None,
+        };
+        want.map_or(Ok(()), Err)
+    }
+}
+
+/// A JSON Pointer into a record; a plain field name `a` means `/a`. A `*`
+/// segment fans out over every element of an array.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ref(pub String);
 
@@ -64,125 +146,68 @@ impl Ref {
     }
 }
 
+/// A parsed expression.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     Value(Ref),
-    Derive(Op, Ref, Ref),
+    Number(f64),
+    Call(Func, Vec<Expr>),
 }
 
 impl Expr {
     pub fn parse(s: &str) -> Result<Expr, String> {
-        let s = s.trim();
-        if let Some(open) = s.find('(') {
-            let name = s[..open].trim();
-            let op = Op::parse(name).ok_or_else(|| {
-                format!("unknown operation `{name}`: use pct_change, difference or ratio")
-            })?;
-            let inner = s[open + 1..]
-                .strip_suffix(')')
-                .ok_or_else(|| format!("`{s}` lacks its closing `)`"))?;
-            let (a, b) = inner
-                .split_once(',')
-                .ok_or_else(|| format!("`{name}` takes two values: `{name}(from, to)`"))?;
-            if a.trim().is_empty() || b.trim().is_empty() || b.contains(',') {
-                return Err(format!("`{name}` takes two values: `{name}(from, to)`"));
-            }
-            return Ok(Expr::Derive(op, Ref::new(a), Ref::new(b)));
-        }
-        if s.is_empty() {
-            return Err("empty value reference".into());
-        }
-        Ok(Expr::Value(Ref::new(s)))
-    }
-}
-
-/// `[+][,][.N][SUFFIX]`
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Format {
-    pub sign: bool,
-    pub thousands: bool,
-    pub precision: Option<usize>,
-    pub suffix: String,
-}
-
-impl Format {
-    pub fn parse(s: &str) -> Result<Format, String> {
-        let mut f = Format::default();
-        let mut rest = s;
-        if let Some(r) = rest.strip_prefix('+') {
-            f.sign = true;
-            rest = r;
-        }
-        if let Some(r) = rest.strip_prefix(',') {
-            f.thousands = true;
-            rest = r;
-        }
-        if let Some(r) = rest.strip_prefix('.') {
-            let digits = r.chars().take_while(char::is_ascii_digit).count();
-            if digits == 0 {
-                return Err(format!(
-                    "format `{s}`: `.` must be followed by the number of decimals"
-                ));
-            }
-            let n: usize = r[..digits]
-                .parse()
-                .map_err(|_| format!("format `{s}`: too many decimals"))?;
-            if n > 12 {
-                return Err(format!("format `{s}`: at most 12 decimals"));
-            }
-            f.precision = Some(n);
-            rest = &r[digits..];
-        }
-        f.suffix = rest.to_string();
-        Ok(f)
+        parse::parse(s)
     }
 
-    pub fn apply(&self, v: f64) -> String {
-        let body = match self.precision {
-            Some(p) => format!("{:.*}", p, v.abs()),
-            None => shortest(v.abs()),
-        };
-        let body = if self.thousands {
-            group_thousands(&body)
-        } else {
-            body
-        };
-        let zero = body.bytes().all(|b| matches!(b, b'0' | b'.' | b','));
-        let sign = if zero {
-            ""
-        } else if v < 0.0 {
-            "-"
-        } else if self.sign {
-            "+"
-        } else {
-            ""
-        };
-        format!("{sign}{body}{}", self.suffix)
+    /// The two-value operation of a table's `derive` column.
+    pub fn derive(op: Op, from: &str, to: &str) -> Result<Expr, String> {
+        Ok(Expr::Call(
+            op.func(),
+            vec![Expr::parse(from)?, Expr::parse(to)?],
+        ))
     }
-}
 
-fn shortest(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
-
-fn group_thousands(s: &str) -> String {
-    let (int, frac) = match s.find('.') {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, ""),
-    };
-    let mut out = String::with_capacity(s.len() + int.len() / 3);
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            out.push(',');
+    /// The name to show in messages.
+    pub fn name(&self) -> String {
+        match self {
+            Expr::Value(r) => r.name(),
+            Expr::Number(n) => shortest(*n),
+            Expr::Call(f, _) => format!("{}(…)", f.name()),
         }
-        out.push(c);
     }
-    out.push_str(frac);
-    out
+
+    pub(crate) fn uses_baseline(&self) -> bool {
+        match self {
+            Expr::Call(Func::Baseline, _) => true,
+            Expr::Call(_, args) => args.iter().any(Expr::uses_baseline),
+            _ => false,
+        }
+    }
+
+    pub fn eval(&self, ctx: &Value) -> Result<Scalar, EvalError> {
+        self.eval_in(&Env::of(ctx))
+    }
+
+    /// Evaluate and format: a format requires a number.
+    pub fn render(&self, ctx: &Value, format: Option<&Format>) -> Result<Scalar, EvalError> {
+        self.render_in(&Env::of(ctx), format)
+    }
+
+    pub(crate) fn render_in(
+        &self,
+        env: &Env,
+        format: Option<&Format>,
+    ) -> Result<Scalar, EvalError> {
+        let value = self.eval_in(env)?;
+        match format {
+            None => Ok(value),
+            Some(f) => match &value {
+                Scalar::Number(n, _) => Ok(Scalar::Number(*n, f.apply(*n))),
+                Scalar::Null => Err(EvalError::Null(self.name())),
+                _ => Err(EvalError::NotNumber(self.name(), describe(&value))),
+            },
+        }
+    }
 }
 
 /// A value taken from data.
@@ -203,6 +228,13 @@ impl Scalar {
             Value::Null => Some(Scalar::Null),
             _ => None,
         }
+    }
+
+    /// A computed number, shown shortest at 12 significant digits, so
+    /// binary rounding (`3.2300000000000004`) never reaches a page.
+    pub(crate) fn computed(v: f64) -> Scalar {
+        let shown = format!("{v:.11e}").parse::<f64>().unwrap_or(v);
+        Scalar::Number(v, shortest(shown))
     }
 
     pub fn number(&self) -> Option<f64> {
@@ -234,7 +266,20 @@ pub enum EvalError {
     Missing(String),
     NotScalar(String),
     NotNumber(String, String),
+    /// Null where a number is needed: a failed measurement.
+    Null(String),
+    /// A list where one value is needed.
+    List(String, usize),
     Math(String),
+}
+
+impl EvalError {
+    /// A null where a number is needed: a failed measurement, which a
+    /// table shows as missing. An absent field stays an error: it is a
+    /// misspelt name or a record of another shape more often than a result.
+    pub(crate) fn is_null(&self) -> bool {
+        matches!(self, EvalError::Null(_))
+    }
 }
 
 impl fmt::Display for EvalError {
@@ -243,22 +288,14 @@ impl fmt::Display for EvalError {
             EvalError::Missing(name) => write!(f, "`{name}` is missing"),
             EvalError::NotScalar(name) => write!(f, "`{name}` is an object or array, not a value"),
             EvalError::NotNumber(name, got) => write!(f, "`{name}` is {got}, not a number"),
+            EvalError::Null(name) => write!(f, "`{name}` is null, not a number"),
+            EvalError::List(name, n) => write!(
+                f,
+                "`{name}` is a list of {n} values, not one value: wrap it in a function such as `median(…)` or `sum(…)`"
+            ),
             EvalError::Math(why) => f.write_str(why),
         }
     }
-}
-
-fn lookup(ctx: &Value, r: &Ref) -> Result<Scalar, EvalError> {
-    let v = ctx
-        .pointer(&r.0)
-        .ok_or_else(|| EvalError::Missing(r.name()))?;
-    Scalar::from_json(v).ok_or_else(|| EvalError::NotScalar(r.name()))
-}
-
-fn lookup_number(ctx: &Value, r: &Ref) -> Result<f64, EvalError> {
-    let s = lookup(ctx, r)?;
-    s.number()
-        .ok_or_else(|| EvalError::NotNumber(r.name(), describe(&s)))
 }
 
 fn describe(s: &Scalar) -> String {
@@ -267,38 +304,6 @@ fn describe(s: &Scalar) -> String {
         Scalar::Bool(b) => format!("the boolean {b}"),
         Scalar::Null => "null".into(),
         Scalar::Number(_, r) => r.clone(),
-    }
-}
-
-impl Expr {
-    pub fn eval(&self, ctx: &Value) -> Result<Scalar, EvalError> {
-        match self {
-            Expr::Value(r) => lookup(ctx, r),
-            Expr::Derive(op, a, b) => {
-                let v = op
-                    .apply(lookup_number(ctx, a)?, lookup_number(ctx, b)?)
-                    .map_err(EvalError::Math)?;
-                Ok(Scalar::Number(v, shortest(v)))
-            }
-        }
-    }
-
-    /// Evaluate and format: a format requires a number.
-    pub fn render(&self, ctx: &Value, format: Option<&Format>) -> Result<Scalar, EvalError> {
-        let value = self.eval(ctx)?;
-        match format {
-            None => Ok(value),
-            Some(f) => match value.number() {
-                Some(n) => Ok(Scalar::Number(n, f.apply(n))),
-                None => {
-                    let name = match self {
-                        Expr::Value(r) => r.name(),
-                        Expr::Derive(..) => "value".into(),
-                    };
-                    Err(EvalError::NotNumber(name, describe(&value)))
-                }
-            },
-        }
     }
 }
 
@@ -327,7 +332,11 @@ impl Slot {
     }
 
     pub fn render(&self, ctx: &Value) -> Result<Scalar, EvalError> {
-        self.expr.render(ctx, self.format.as_ref())
+        self.render_in(&Env::of(ctx))
+    }
+
+    pub(crate) fn render_in(&self, env: &Env) -> Result<Scalar, EvalError> {
+        self.expr.render_in(env, self.format.as_ref())
     }
 }
 
@@ -386,14 +395,25 @@ impl Template {
     }
 
     pub fn render(&self, ctx: &Value) -> Result<String, EvalError> {
+        self.render_in(&Env::of(ctx))
+    }
+
+    pub(crate) fn render_in(&self, env: &Env) -> Result<String, EvalError> {
         let mut out = String::new();
         for p in &self.0 {
             match p {
                 Piece::Text(t) => out.push_str(t),
-                Piece::Slot(slot) => out.push_str(&slot.render(ctx)?.to_string()),
+                Piece::Slot(slot) => out.push_str(&slot.render_in(env)?.to_string()),
             }
         }
         Ok(out)
+    }
+
+    /// Does a placeholder read a table's baseline row?
+    pub(crate) fn uses_baseline(&self) -> bool {
+        self.0
+            .iter()
+            .any(|p| matches!(p, Piece::Slot(s) if s.expr.uses_baseline()))
     }
 
     /// True when the template is a single placeholder (its cell is a number).
@@ -406,19 +426,6 @@ impl Template {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn formats() {
-        let f = |s: &str, v: f64| Format::parse(s).unwrap().apply(v);
-        assert_eq!(f("+.1%", 32.97), "+33.0%");
-        assert_eq!(f(",.0", 16729.0), "16,729");
-        assert_eq!(f(",", 1234567.5), "1,234,567.5");
-        assert_eq!(f(".2 tok/s", 149.0234), "149.02 tok/s");
-        assert_eq!(f("+.1", -2.26), "-2.3");
-        assert_eq!(f("+.1", -0.01), "0.0");
-        assert_eq!(f("", 300.0), "300");
-        assert!(Format::parse(".x").is_err());
-    }
 
     #[test]
     fn seed_decode_changes_come_from_raw_values() {
