@@ -43,6 +43,9 @@ pub struct ChartSpec {
     pub source: String,
     #[serde(default)]
     pub pointer: Option<String>,
+    /// The data file's format, when its content is ambiguous.
+    #[serde(default)]
+    pub format: Option<String>,
     pub x: XAxis,
     pub y: YAxis,
     pub series: Vec<SeriesSpec>,
@@ -209,7 +212,7 @@ pub fn render(
     spec: &ChartSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
-    let source = ctx.store.load(&spec.source)?;
+    let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     let data = collect(spec, &source)?;
     let y_fmt = spec
         .y
