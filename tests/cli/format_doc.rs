@@ -4,7 +4,7 @@
 
 use super::*;
 
-fn doc_campaign() -> PathBuf {
+pub fn doc_campaign() -> PathBuf {
     let doc = read(&repo().join("docs/FORMAT.md"));
     let dir = scratch("format-doc").join("campaign");
     let mut lines = doc.lines();

@@ -55,7 +55,11 @@ fn rows(html: &str, caption: &str) -> Vec<Vec<String>> {
 }
 
 fn nums(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
 }
 
 fn mean(xs: &[f64]) -> f64 {
@@ -101,8 +105,15 @@ fn hyperfine_commands_show_statistics_of_their_times() {
     }
     // The card reads the first command's record.
     let first = nums(&results[0]["times"]);
-    assert!(html.contains(&format!("{:.4} s", mean(&first))), "card mean");
-    assert!(html.contains(&format!("{} runs, median {:.4} s", first.len(), median(&first))));
+    assert!(
+        html.contains(&format!("{:.4} s", mean(&first))),
+        "card mean"
+    );
+    assert!(html.contains(&format!(
+        "{} runs, median {:.4} s",
+        first.len(),
+        median(&first)
+    )));
     // The chart draws every command.
     assert_eq!(svgs(&html).len(), 2, "hyperfine and power charts");
 }
@@ -137,7 +148,10 @@ fn failed_hyperfine_commands_reach_the_ledger_from_a_glob() {
     let all = page(&out, "ledger.html");
     assert!(all.contains(command), "ledger page");
     // The glob's source note lists each file with its published hash.
-    for f in ["data/runs/compress/hyperfine.json", "data/runs/failed/hyperfine.json"] {
+    for f in [
+        "data/runs/compress/hyperfine.json",
+        "data/runs/failed/hyperfine.json",
+    ] {
         let sums = read(&out.join(FIXTURE).join("SHA256SUMS"));
         let sha = sums
             .lines()
@@ -147,7 +161,12 @@ fn failed_hyperfine_commands_reach_the_ledger_from_a_glob() {
             .next()
             .unwrap()
             .to_string();
-        assert!(html.contains(&format!("{f}</a> · <span class=\"hash\" title=\"sha256 {sha}\">")), "{f}");
+        assert!(
+            html.contains(&format!(
+                "{f}</a> · <span class=\"hash\" title=\"sha256 {sha}\">"
+            )),
+            "{f}"
+        );
     }
 }
 
@@ -276,10 +295,16 @@ fn vllm_and_sglang_results() {
     let html = page(&out, "serving.html");
     let vllm = json("data/vllm-serve.json");
     let tok_s = vllm["total_output_tokens"].as_f64().unwrap() / vllm["duration"].as_f64().unwrap();
-    assert!(html.contains(&format!("{tok_s:.1} tok/s")), "vLLM output throughput");
+    assert!(
+        html.contains(&format!("{tok_s:.1} tok/s")),
+        "vLLM output throughput"
+    );
     assert!(html.contains(&format!("{:.1} ms", vllm["p99_ttft_ms"].as_f64().unwrap())));
     let lines = read(&repo().join("tests/fixtures/formats/data/sglang-serving.jsonl"));
-    let runs: Vec<Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let runs: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let table = rows(&html, "bench_serving");
     assert_eq!(table.len(), runs.len());
     for (row, r) in table.iter().zip(&runs) {
@@ -289,7 +314,12 @@ fn vllm_and_sglang_results() {
         assert!((derived - r["output_throughput"].as_f64().unwrap()).abs() / derived < 0.01);
         assert_eq!(
             row,
-            &vec![f("request_rate"), f("output_throughput"), f("median_ttft_ms"), f("p99_itl_ms")]
+            &vec![
+                f("request_rate"),
+                f("output_throughput"),
+                f("median_ttft_ms"),
+                f("p99_itl_ms")
+            ]
         );
     }
 }
@@ -322,7 +352,9 @@ fn edit_file(dir: &Path, rel: &str, f: impl FnOnce(String) -> String) {
 fn truncated_json_is_an_error_at_its_end() {
     bad(
         |d| {
-            edit_file(d, "data/runs/compress/hyperfine.json", |t| t[..300].to_string());
+            edit_file(d, "data/runs/compress/hyperfine.json", |t| {
+                t[..300].to_string()
+            });
         },
         &["EOF while parsing", "data/runs/compress/hyperfine.json:"],
     );
@@ -331,8 +363,15 @@ fn truncated_json_is_an_error_at_its_end() {
 #[test]
 fn ragged_csv_row_is_an_error_at_the_row() {
     bad(
-        |d| edit_file(d, "data/gpu.csv", |t| t + "2026/10/01 12:00:03.000, NVIDIA H100 80GB HBM3, 10 %\n"),
-        &["data/gpu.csv:5:1", "this row has 3 fields, the header has 5"],
+        |d| {
+            edit_file(d, "data/gpu.csv", |t| {
+                t + "2026/10/01 12:00:03.000, NVIDIA H100 80GB HBM3, 10 %\n"
+            })
+        },
+        &[
+            "data/gpu.csv:5:1",
+            "this row has 3 fields, the header has 5",
+        ],
     );
 }
 
@@ -343,7 +382,10 @@ fn non_number_in_a_unit_column_is_an_error_at_the_cell() {
     let at = format!("data/gpu.csv:3:{}", line.find("busy").unwrap() + 1);
     bad(
         |d| edit_file(d, "data/gpu.csv", |t| t.replacen("95 %", "busy %", 1)),
-        &[&at, "column `utilization.gpu` [%]: `busy %` is not a number in %"],
+        &[
+            &at,
+            "column `utilization.gpu` [%]: `busy %` is not a number in %",
+        ],
     );
 }
 
@@ -352,7 +394,11 @@ fn unknown_hyperfine_shape_is_an_error_at_the_field() {
     bad(
         |d| {
             edit_file(d, "data/runs/compress/hyperfine.json", |t| {
-                t.replacen("\"mean\": 0.", "\"mean\": \"0.", 1).replacen(",\n      \"stddev\"", "\",\n      \"stddev\"", 1)
+                t.replacen("\"mean\": 0.", "\"mean\": \"0.", 1).replacen(
+                    ",\n      \"stddev\"",
+                    "\",\n      \"stddev\"",
+                    1,
+                )
             })
         },
         &[
@@ -366,7 +412,56 @@ fn unknown_hyperfine_shape_is_an_error_at_the_field() {
 #[test]
 fn glob_matching_nothing_is_an_error_at_the_block() {
     bad(
-        |d| edit_file(d, "index.md", |t| t.replace("data/runs/*/hyperfine.json", "data/nothing/*/hyperfine.json")),
-        &["index.md:37:1", "source `data/nothing/*/hyperfine.json` matches no file of the manifest"],
+        |d| {
+            edit_file(d, "index.md", |t| {
+                t.replace(
+                    "data/runs/*/hyperfine.json",
+                    "data/nothing/*/hyperfine.json",
+                )
+            })
+        },
+        &[
+            "index.md:37:1",
+            "source `data/nothing/*/hyperfine.json` matches no file of the manifest",
+        ],
     );
+}
+
+/// docs/FORMAT.md's data-file examples build as a page of the doc's
+/// campaign, with the figures its data files give.
+#[test]
+fn format_doc_tools_page_builds() {
+    let dir = super::format_doc::doc_campaign();
+    edit_file(&dir, "campaign.json", |t| {
+        let mut c: Value = serde_json::from_str(&t).unwrap();
+        c["pages"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({ "file": "tools.md", "title": "Tools" }));
+        c.to_string()
+    });
+    seal(&dir);
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = read(&out.join("demo-decode/tools.html"));
+    let runs = rows(&html, "Compression runs");
+    let mut expect = Vec::new();
+    for run in ["gzip-1", "gzip-9"] {
+        let path = dir.join(format!("data/runs/{run}/hyperfine.json"));
+        let v: Value = serde_json::from_str(&read(&path)).unwrap();
+        let r = &v["results"][0];
+        let failed = r["exit_codes"].as_array().unwrap().iter().any(|c| c != 0);
+        expect.push(vec![
+            run.to_string(),
+            format!("{:.3}", r["mean"].as_f64().unwrap()),
+            failed.to_string(),
+        ]);
+    }
+    assert_eq!(runs, expect);
+    let gpu = rows(&html, "GPU");
+    assert_eq!(gpu, vec![vec!["81,234", "580.2"], vec!["81,234", "574.5"]]);
+    let ledger = rows(&html, "Failed commands");
+    assert_eq!(ledger.len(), 1);
+    assert_eq!(ledger[0][1], "gzip -9 -c missing.txt exits 0");
 }

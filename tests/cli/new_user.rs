@@ -16,7 +16,11 @@ fn new_then_build_gives_a_card_table_chart_and_ledger() {
     let o = in_dir(&home, &["build", "c", "-o", "out"]);
     assert!(o.status.success(), "build: {}", stderr(&o));
     let html = read(&home.join("out/my-campaign/index.html"));
-    for part in ["class=\"block card\"", "class=\"block table\"", "class=\"block ledger\""] {
+    for part in [
+        "class=\"block card\"",
+        "class=\"block table\"",
+        "class=\"block ledger\"",
+    ] {
         assert!(html.contains(part), "page lacks {part}");
     }
     assert_eq!(svgs(&html).len(), 1, "one chart");
@@ -37,7 +41,11 @@ fn new_refuses_a_folder_that_is_not_empty() {
     std::fs::write(home.join("c/notes.txt"), "mine").unwrap();
     let o = in_dir(&home, &["new", "c"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("is not an empty folder"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is not an empty folder"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(read(&home.join("c/notes.txt")), "mine");
     assert!(!home.join("c/campaign.json").exists());
 }
@@ -48,11 +56,18 @@ fn build_without_root_outside_a_campaign_says_what_to_do() {
     let o = in_dir(&home, &["build"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("exhibit new PATH") && err.contains("exhibit build PATH"), "{err}");
+    assert!(
+        err.contains("exhibit new PATH") && err.contains("exhibit build PATH"),
+        "{err}"
+    );
     assert!(!home.join("site").exists());
     // Inside a campaign, it names the command that builds it.
     assert!(in_dir(&home, &["new", "c"]).status.success());
     let o = in_dir(&home.join("c"), &["build"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("exhibit build . -o ../site"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("exhibit build . -o ../site"),
+        "{}",
+        stderr(&o)
+    );
 }
