@@ -23,10 +23,11 @@ pub struct LedgerSpec {
     /// all of a tool's records).
     #[serde(default, rename = "where")]
     pub filter: Option<Filter>,
-    /// Each kept record's entry, as templates over its fields; without it
+    /// Each kept record's entry, its texts templates over the record's
+    /// fields (`evidence` defaults to the record's file); without it
     /// records must already be ledger entries.
     #[serde(default)]
-    pub entry: Option<EntrySpec>,
+    pub entry: Option<LedgerEntry>,
 }
 
 /// `{"field": F, "equals": V}` or `{"field": F, "above": N}`.
@@ -38,21 +39,6 @@ pub struct Filter {
     pub equals: Option<serde_json::Value>,
     #[serde(default)]
     pub above: Option<f64>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EntrySpec {
-    pub id: String,
-    pub gate: String,
-    pub result: String,
-    #[serde(default)]
-    pub status: Status,
-    #[serde(default)]
-    pub impact: Option<String>,
-    /// Defaults to the record's file (`source_path` of a glob's record).
-    #[serde(default)]
-    pub evidence: Option<String>,
 }
 
 impl LedgerSpec {
@@ -89,7 +75,8 @@ impl Filter {
     }
 }
 
-impl EntrySpec {
+impl LedgerEntry {
+    /// This entry's templates filled from `rec`, a record of `file`.
     fn fill(&self, rec: &serde_json::Value, file: &str) -> Result<LedgerEntry, String> {
         let t = |s: &str| -> Result<String, String> {
             Template::parse(s)?.render(rec).map_err(|e| e.to_string())

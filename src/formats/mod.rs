@@ -175,10 +175,7 @@ fn json(file: &Path, path: &str, text: &str, siblings: Siblings) -> Result<Parse
     let doc: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         // `vllm bench serve --append-result` writes one object per line.
-        Err(e) if serving::is_vllm_stream(text) => {
-            let _ = e;
-            return serving::read_vllm(file, path, text);
-        }
+        Err(_) if serving::is_vllm_stream(text) => return serving::read_vllm(file, path, text),
         Err(e) => return Err(InputError::json(file, text, 0, &e).into()),
     };
     match recognise(&doc) {
