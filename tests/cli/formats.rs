@@ -458,3 +458,25 @@ fn format_doc_tools_page_builds() {
     assert_eq!(ledger.len(), 1);
     assert_eq!(ledger[0][1], "gzip -9 -c missing.txt exits 0");
 }
+
+/// A CSV file is redacted like any data file: a private address in a cell
+/// reaches neither the page nor the published copy.
+#[test]
+fn csv_cells_are_redacted() {
+    let dir = fixture(FIXTURE);
+    let private = "10.20.30.40";
+    edit_file(&dir, "data/gpu.csv", |t| {
+        t.replacen("NVIDIA H100 80GB HBM3", &format!("gpu at {private}"), 1)
+    });
+    seal(&dir);
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = page(&out, "index.html");
+    let copy = read(&out.join(FIXTURE).join("data/gpu.csv"));
+    assert!(!html.contains(private) && !copy.contains(private));
+    // The record keeps its row and its numbers.
+    let table = rows(&html, "nvidia-smi");
+    assert_eq!(table[0][1], "97");
+    assert!(copy.contains("gpu at "));
+}
