@@ -34,7 +34,7 @@ pub enum ChartType {
     Line,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChartSpec {
     pub title: String,
@@ -53,7 +53,7 @@ pub struct ChartSpec {
     pub caption: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct XAxis {
     pub field: String,
@@ -62,7 +62,7 @@ pub struct XAxis {
     pub format: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct YAxis {
     pub label: String,
@@ -75,7 +75,7 @@ pub struct YAxis {
     pub format: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SeriesSpec {
     pub field: String,
@@ -155,6 +155,20 @@ struct Data {
     export: Export,
 }
 
+/// The spec with the y label naming the series' unit, when a CSV header
+/// gave every series field the same one (`power.draw [W]`) and the label
+/// does not already hold it.
+fn with_unit(spec: &ChartSpec, source: &Source) -> Option<ChartSpec> {
+    let mut units = spec.series.iter().map(|s| source.unit(&s.field));
+    let unit = units.next()??;
+    if units.any(|u| u != Some(unit)) || spec.y.label.contains(unit) {
+        return None;
+    }
+    let mut labelled = spec.clone();
+    labelled.y.label = format!("{} ({unit})", spec.y.label);
+    Some(labelled)
+}
+
 fn collect(spec: &ChartSpec, source: &Source) -> Result<Data, Problem> {
     let records = source.records(spec.pointer.as_deref())?;
     if records.items.is_empty() {
@@ -213,6 +227,8 @@ pub fn render(
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
     let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
+    let labelled = with_unit(spec, &source);
+    let spec = labelled.as_ref().unwrap_or(spec);
     let data = collect(spec, &source)?;
     let y_fmt = spec
         .y

@@ -193,6 +193,12 @@ fn nvidia_smi_csv_reads_as_written() {
             ]
         );
     }
+    // The header's unit labels the chart's axis ("y": {"label": "Power"}).
+    let unit = header[4].rsplit_once('[').unwrap().1.trim_end_matches(']');
+    assert!(
+        svgs(&html)[1].contains(&format!("Power ({unit})")),
+        "axis unit"
+    );
     // A TSV file reads the same way.
     let tsv = rows(&html, "Arms");
     assert_eq!(tsv, vec![vec!["linux", "1184.2"], vec!["wsl", "890.4"]]);
