@@ -486,3 +486,43 @@ fn csv_cells_are_redacted() {
     assert_eq!(table[0][1], "97");
     assert!(copy.contains("gpu at "));
 }
+
+/// An empty export alone is ambiguous: named as hyperfine it is a failed
+/// command's record; unnamed it is an error that says what to write.
+#[test]
+fn format_named_in_the_block_reads_an_empty_export() {
+    let single = |d: &Path, format: &str| {
+        edit_file(d, "index.md", |t| {
+            t.replace(
+                "\"source\": \"data/runs/*/hyperfine.json\",",
+                &format!("\"source\": \"data/runs/failed/hyperfine.json\",{format}"),
+            )
+            // One file has no glob captures.
+            .replace("{source_1}", "run")
+        })
+    };
+    let dir = fixture(FIXTURE);
+    single(&dir, " \"format\": \"hyperfine\",");
+    seal(&dir);
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ledger = rows(&page(&out, "index.html"), "Failed commands");
+    assert_eq!(ledger.len(), 1);
+    assert_eq!(ledger[0][4], "data/runs/failed/hyperfine.json");
+    bad(
+        |d| single(d, ""),
+        &[
+            "data/runs/failed/hyperfine.json:1:1",
+            "data file is empty",
+            "\"format\": \"hyperfine\"",
+        ],
+    );
+    bad(
+        |d| single(d, " \"format\": \"hyperfine2\","),
+        &[
+            "index.md:37:1",
+            "unknown format `hyperfine2`: expected one of json, jsonl, csv",
+        ],
+    );
+}
