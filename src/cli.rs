@@ -4,6 +4,7 @@
 use crate::error::EvidenceFailed;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -119,14 +120,15 @@ pub fn run(cli: Cli) -> Result<()> {
                 key,
                 expect,
             })?;
-            println!(
+            writeln!(
+                std::io::stdout(),
                 "built {} campaign{} ({} pages, {} files verified) into {}",
                 report.campaigns,
                 if report.campaigns == 1 { "" } else { "s" },
                 report.pages,
                 report.files,
                 out.display()
-            );
+            )?;
             Ok(())
         }
         Command::Verify {
@@ -145,9 +147,9 @@ pub fn run(cli: Cli) -> Result<()> {
                 None => crate::verify::verify(&path, &expect)?,
             };
             if json {
-                print!("{}", crate::verify::to_json(&all)?);
+                write!(std::io::stdout(), "{}", crate::verify::to_json(&all)?)?;
             } else {
-                print!("{}", crate::verify::to_text(&all));
+                write!(std::io::stdout(), "{}", crate::verify::to_text(&all))?;
             }
             if all.iter().all(|e| e.all_ok()) {
                 Ok(())
@@ -165,15 +167,15 @@ pub fn run(cli: Cli) -> Result<()> {
             print_pattern,
         } => {
             if print_pattern {
-                println!("{}", crate::redact::builtin_pattern());
+                writeln!(std::io::stdout(), "{}", crate::redact::builtin_pattern())?;
                 return Ok(());
             }
             let path = path.expect("clap requires PATH without --print-pattern");
             let report = crate::redact::scan::scan_command(&path)?;
             if json {
-                print!("{}", report.to_json()?);
+                write!(std::io::stdout(), "{}", report.to_json()?)?;
             } else {
-                print!("{}", report.to_text());
+                write!(std::io::stdout(), "{}", report.to_text())?;
             }
             if report.clean() {
                 Ok(())
@@ -209,15 +211,16 @@ pub fn run(cli: Cli) -> Result<()> {
         }),
         Command::New { path } => {
             crate::new::new_campaign(&path)?;
-            println!(
+            writeln!(
+                std::io::stdout(),
                 "wrote a campaign into {p} (campaign.json, index.md, data/results.csv, manifest.json)\nnext: exhibit build {p} -o site, then open site/index.html",
                 p = path.display()
-            );
+            )?;
             Ok(())
         }
         Command::Seal { campaign, update } => {
             let report = crate::seal::seal(&campaign, update)?;
-            println!("{}", report.message);
+            writeln!(std::io::stdout(), "{}", report.message)?;
             Ok(())
         }
     }

@@ -135,6 +135,14 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
     }
 }
 
+/// The error comes from writing to a pipe whose reader has closed it.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 impl InputError {
     pub fn with_prefix(mut self, prefix: &str) -> Self {
         self.message = format!("{prefix}{}", self.message);

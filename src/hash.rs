@@ -1,75 +1,71 @@
-//! SHA-256 helpers: streaming file hashing (constant memory) and hex output.
+//! SHA-256 helpers: streaming hashing (constant memory) and hex output.
 //!
-//! The `sha2` crate picks the CPU's SHA extensions at run time when present.
+//! One streaming helper, [`HashingReader`], hashes and counts whatever is
+//! read through it: hashing a file, and copying or scanning one while it is
+//! hashed, go through it. The `sha2` crate picks the CPU's SHA
+//! extensions at run time when present.
 
-use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
-use std::io::{Read, Write};
-use std::path::Path;
+use std::io::{BufReader, Read};
 
+/// Bytes read at a time: large reads keep syscalls rare on multi-gigabyte
+/// artifacts.
 const BUF: usize = 256 * 1024;
 
+/// Lowercase hex, as manifests and SHA256SUMS write digests.
 pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s
+    ::hex::encode(bytes)
 }
 
 pub fn sha256_bytes(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-/// Hash a file by streaming it; returns (hex digest, bytes read).
-pub fn sha256_file(path: &Path) -> Result<(String, u64)> {
-    let mut file = crate::fsx::open(path)?;
-    sha256_reader(&mut file).with_context(|| format!("failed to read `{}`", path.display()))
+/// A reader that hashes and counts every byte read through it.
+pub(crate) struct HashingReader<R> {
+    inner: R,
+    hash: Sha256,
+    bytes: u64,
 }
 
+impl<R: Read> HashingReader<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        HashingReader {
+            inner,
+            hash: Sha256::new(),
+            bytes: 0,
+        }
+    }
+
+    /// Read whatever is left, so the digest covers the whole input.
+    pub(crate) fn drain(&mut self) -> std::io::Result<()> {
+        std::io::copy(
+            &mut BufReader::with_capacity(BUF, &mut *self),
+            &mut std::io::sink(),
+        )?;
+        Ok(())
+    }
+
+    /// The hex digest and the count of what was read.
+    pub(crate) fn finish(self) -> (String, u64) {
+        (hex(&self.hash.finalize()), self.bytes)
+    }
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+/// Hash a stream in constant memory; returns (hex digest, bytes read).
 pub fn sha256_reader(reader: &mut impl Read) -> std::io::Result<(String, u64)> {
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; BUF];
-    let mut total = 0u64;
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hasher.update(&buf[..n]);
-        total += n as u64;
-    }
-    Ok((hex(&hasher.finalize()), total))
-}
-
-/// Copy `from` to `to`, hashing what was copied; returns (hex digest, bytes).
-pub fn copy_hashed(from: &Path, to: &Path) -> Result<(String, u64)> {
-    let mut src = crate::fsx::open(from)?;
-    let mut dst = std::io::BufWriter::with_capacity(BUF, crate::fsx::create(to)?);
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; BUF];
-    let mut total = 0u64;
-    loop {
-        let n = match src.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return Err(e).with_context(|| format!("failed to read `{}`", from.display()))
-            }
-        };
-        hasher.update(&buf[..n]);
-        dst.write_all(&buf[..n])
-            .with_context(|| format!("failed to write `{}`", to.display()))?;
-        total += n as u64;
-    }
-    dst.flush()
-        .with_context(|| format!("failed to write `{}`", to.display()))?;
-    Ok((hex(&hasher.finalize()), total))
+    let mut hashing = HashingReader::new(reader);
+    hashing.drain()?;
+    Ok(hashing.finish())
 }
 
 #[cfg(test)]
@@ -82,5 +78,15 @@ mod tests {
             sha256_bytes(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn hashing_reader_counts_and_hashes_what_passes() {
+        let data = vec![7u8; BUF * 2 + 3];
+        let mut r = HashingReader::new(&data[..]);
+        let mut head = [0u8; 10];
+        r.read_exact(&mut head).unwrap();
+        r.drain().unwrap();
+        assert_eq!(r.finish(), (sha256_bytes(&data), data.len() as u64));
     }
 }

@@ -1,4 +1,5 @@
 use clap::Parser;
+use std::io::Write;
 use std::process::ExitCode;
 
 // mimalloc (v2): the build allocates and frees many small strings on both
@@ -15,8 +16,13 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    match exhibit::cli::run(cli) {
+    // What is still buffered is written before exit, its errors seen.
+    let done = exhibit::cli::run(cli).and_then(|()| Ok(std::io::stdout().flush()?));
+    match done {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`exhibit verify | head -1`):
+        // nothing is wrong and nothing more needs saying, as in ripgrep.
+        Err(err) if exhibit::error::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("{}", exhibit::error::describe(&err));
             ExitCode::from(exhibit::error::exit_code(&err))

@@ -206,37 +206,16 @@ fn data_url(mime: &str, bytes: &[u8]) -> String {
 
 /// Standard base64 with padding (RFC 4648), for binary images.
 fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use ::base64::Engine as _;
+    ::base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// The media type a `data:` URL declares, by file extension; text when
+/// the extension is unknown.
 fn mime(path: &str) -> &'static str {
-    match path.rsplit('.').next().unwrap_or("") {
-        "csv" => "text/csv",
-        "json" => "application/json",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        _ => "text/plain",
-    }
+    mime_guess::from_path(path)
+        .first_raw()
+        .unwrap_or("text/plain")
 }
 
 #[cfg(test)]
@@ -282,5 +261,16 @@ mod tests {
             data_url("image/png", b"\x89PNG\xff"),
             "data:image/png;base64,iVBOR/8="
         );
+        for (path, want) in [
+            ("downloads/t.csv", "text/csv"),
+            ("downloads/t.json", "application/json"),
+            ("a/chart.svg", "image/svg+xml"),
+            ("a/logo.PNG", "image/png"),
+            ("a/photo.jpeg", "image/jpeg"),
+            ("a/no-extension", "text/plain"),
+            ("a/run.unknownext", "text/plain"),
+        ] {
+            assert_eq!(mime(path), want, "{path}");
+        }
     }
 }

@@ -31,19 +31,19 @@ impl Export {
     }
 
     /// RFC 4180: comma separated, CRLF line ends, fields quoted when they
-    /// hold a comma, quote or line break.
+    /// hold a comma, quote or line break (and a record of one empty
+    /// field, which would otherwise be a blank line).
     pub fn csv(&self) -> Vec<u8> {
-        let mut out = String::new();
-        let mut line = |fields: &mut dyn Iterator<Item = String>| {
-            let cells: Vec<String> = fields.map(|f| csv_field(&f)).collect();
-            out.push_str(&cells.join(","));
-            out.push_str("\r\n");
-        };
-        line(&mut self.columns.iter().cloned());
+        let mut out = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::CRLF)
+            .flexible(true)
+            .from_writer(Vec::new());
+        // Writing into memory cannot fail.
+        let _ = out.write_record(&self.columns);
         for row in &self.rows {
-            line(&mut row.iter().map(|v| clean(v).to_string()));
+            let _ = out.write_record(row.iter().map(|v| clean(v).to_string()));
         }
-        out.into_bytes()
+        out.into_inner().unwrap_or_default()
     }
 
     /// An array of objects keyed by column name, in column order, one
@@ -90,14 +90,6 @@ impl Export {
             escape(&files[1].path)
         );
         (html, files)
-    }
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
     }
 }
 
@@ -151,6 +143,11 @@ mod tests {
             csv,
             "case,tok/s\r\n\"ctx 4k, \"\"warm\"\"\",88.50\r\ncold,\r\nderived,22.2\r\n"
         );
+        let mut one = Export::new(vec!["note".into()]);
+        one.rows.push(vec![Scalar::Text("a\nb".into())]);
+        one.rows.push(vec![Scalar::Null]);
+        let csv = String::from_utf8(one.csv()).unwrap();
+        assert_eq!(csv, "note\r\n\"a\nb\"\r\n\"\"\r\n");
     }
 
     #[test]

@@ -554,8 +554,8 @@ fn version_column(text: &[u8], start: usize, memo: &mut Memo) -> bool {
         let rule = !prev.is_empty()
             && prev.starts_with(b"-")
             && prev.iter().all(|b| *b == b'-' || *b == b' ');
-        let conda_header =
-            prev.starts_with(b"#") && prev.windows(7).any(|w| w.eq_ignore_ascii_case(b"version"));
+        let conda_header = prev.starts_with(b"#")
+            && memchr::memmem::find(&prev.to_ascii_lowercase(), b"version").is_some();
         if rule || conda_header {
             break true;
         }

@@ -73,20 +73,12 @@ fn cut_point(buf: &[u8]) -> usize {
 /// Where an unterminated PEM block begins in `chunk`, if one does.
 fn open_pem(chunk: &[u8]) -> Option<usize> {
     let tail = &chunk[chunk.len().saturating_sub(PEM_SLACK)..];
-    let begin = rfind(tail, b"-----BEGIN")?;
+    let begin = memchr::memmem::rfind(tail, b"-----BEGIN")?;
     let after = &tail[begin..];
-    if find(after, b"-----END").is_some() {
+    if memchr::memmem::find(after, b"-----END").is_some() {
         return None;
     }
     Some(chunk.len() - tail.len() + begin)
-}
-
-fn find(h: &[u8], n: &[u8]) -> Option<usize> {
-    h.windows(n.len()).position(|w| w == n)
-}
-
-fn rfind(h: &[u8], n: &[u8]) -> Option<usize> {
-    h.windows(n.len()).rposition(|w| w == n)
 }
 
 /// What a file is, told from its first bytes (at most [`HEAD`] of them).

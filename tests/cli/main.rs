@@ -12,6 +12,7 @@ mod formats;
 mod fuzz;
 mod leaks;
 mod new_user;
+mod pipe;
 mod reader;
 mod redact;
 mod scale;
