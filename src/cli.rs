@@ -22,9 +22,8 @@ pub struct Cli {
 pub enum Command {
     /// Verify every campaign under ROOT and render the site into OUT
     Build {
-        /// A campaign folder, or a folder of campaigns
-        #[arg(default_value = "sample-artifacts")]
-        root: PathBuf,
+        /// A campaign folder, or a folder of campaigns [default: sample-artifacts]
+        root: Option<PathBuf>,
         /// Output folder; built beside it and swapped in when everything passed
         #[arg(short, long, default_value = "site")]
         out: PathBuf,
@@ -74,9 +73,8 @@ pub enum Command {
     },
     /// Build into a private preview folder, serve it, rebuild on change
     Serve {
-        /// A campaign folder, or a folder of campaigns
-        #[arg(default_value = "sample-artifacts")]
-        root: PathBuf,
+        /// A campaign folder, or a folder of campaigns [default: sample-artifacts]
+        root: Option<PathBuf>,
         /// A folder whose templates/ and assets/ override the built-in theme
         #[arg(long)]
         theme: Option<PathBuf>,
@@ -90,6 +88,8 @@ pub enum Command {
         #[arg(long)]
         open: bool,
     },
+    /// Start a campaign in PATH (new or empty) that builds as it is
+    New { path: PathBuf },
     /// Write manifest.json for every file of a campaign
     Seal {
         campaign: PathBuf,
@@ -109,6 +109,7 @@ pub fn run(cli: Cli) -> Result<()> {
             key_file,
             expect,
         } => {
+            let root = default_root(root, "build")?;
             let key = crate::commit::Key::load(key_file.as_deref(), &[&root])?;
             let report = crate::site::build(&crate::site::BuildOptions {
                 root,
@@ -202,16 +203,46 @@ pub fn run(cli: Cli) -> Result<()> {
             bind,
             open,
         } => crate::serve::serve(&crate::serve::ServeOptions {
-            root,
+            root: default_root(root, "serve")?,
             theme,
             bind,
             port,
             open,
         }),
+        Command::New { path } => {
+            crate::new::new_campaign(&path)?;
+            writeln!(
+                std::io::stdout(),
+                "wrote a campaign into {p} (campaign.json, index.md, data/results.csv, manifest.json)\nnext: exhibit build {p} -o site, then open site/index.html",
+                p = path.display()
+            )?;
+            Ok(())
+        }
         Command::Seal { campaign, update } => {
             let report = crate::seal::seal(&campaign, update)?;
             writeln!(std::io::stdout(), "{}", report.message)?;
             Ok(())
         }
     }
+}
+
+/// ROOT when none is given: the sample campaign beside a clone of the
+/// repository. Anywhere else, say what to type rather than fail on a
+/// folder the user never named.
+fn default_root(root: Option<PathBuf>, command: &str) -> Result<PathBuf> {
+    if let Some(root) = root {
+        return Ok(root);
+    }
+    let sample = PathBuf::from("sample-artifacts");
+    if sample.is_dir() {
+        return Ok(sample);
+    }
+    if std::path::Path::new("campaign.json").is_file() {
+        anyhow::bail!(
+            "no ROOT given: this folder is a campaign, so name it and an output outside it: `exhibit {command} . -o ../site`"
+        );
+    }
+    anyhow::bail!(
+        "no ROOT given and no campaign here (no campaign.json, no sample-artifacts/): name a campaign folder, `exhibit {command} PATH`, or start one with `exhibit new PATH`"
+    )
 }

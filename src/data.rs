@@ -1,29 +1,38 @@
 //! Data files behind cards, tables and charts: JSON documents addressed by
-//! JSON Pointer, and JSONL files of one record per line. Each file is read
-//! once per build, from the verified evidence only.
+//! JSON Pointer, files of records (JSONL, CSV, TSV) and what benchmark
+//! tools write (read by [`crate::formats`]), one file or many through a
+//! glob. Each source is read once per build, from the verified evidence
+//! only, and redacted before any block sees it.
 
 use crate::error::InputError;
 use crate::evidence::Evidence;
+use crate::formats::{self, Format};
 use crate::public::Public;
 use crate::redact::Redactor;
 use anyhow::Result;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-/// One loaded data file.
+/// One loaded source: a data file, or every file a glob matched.
 #[derive(Debug)]
 pub struct Source {
-    /// Relative path in the campaign (for messages).
+    /// Relative path in the campaign, or the glob (for messages).
     pub path: String,
     /// The path as published (redacted; for the page).
     pub public: String,
-    /// The published copy's hash.
+    /// The published copy's hash; for a glob, the SHA-256 of its
+    /// members' `SHA256SUMS` lines.
     pub sha256: String,
-    /// The document; a JSONL file is an array of its records.
+    /// The document; a file of records is an array of its records.
     pub doc: Value,
-    /// For JSONL, the file line of each record.
-    pub lines: Option<Vec<usize>>,
+    /// For a file of records, each record's label for messages
+    /// (`path:line`); pointers are then not allowed.
+    pub(crate) labels: Option<Vec<String>>,
+    /// Units of fields, from CSV headers (`memory.used [MiB]` -> `MiB`).
+    pub(crate) units: BTreeMap<String, String>,
+    /// For a glob: each matched file's public path and published hash.
+    pub(crate) members: Vec<(String, String)>,
 }
 
 /// Records picked from a source: (record, label for messages).
@@ -36,12 +45,17 @@ impl Source {
         self.sha256.get(..12).unwrap_or(&self.sha256)
     }
 
-    /// The value a pointer names; for JSONL, pointers are not allowed.
+    /// The unit a CSV header gave a field, for axis labels.
+    pub fn unit(&self, field: &str) -> Option<&str> {
+        self.units.get(field).map(String::as_str)
+    }
+
+    /// The value a pointer names; a file of records takes no pointer.
     pub fn select(&self, pointer: Option<&str>) -> Result<&Value, String> {
-        match (pointer, &self.lines) {
+        match (pointer, &self.labels) {
             (None, _) => Ok(&self.doc),
             (Some(_), Some(_)) => Err(format!(
-                "`{}` is JSONL: its records are its lines, so `pointer` is not allowed",
+                "`{}` is a list of records (JSONL, CSV, a glob's files): its records are read as they are, so `pointer` is not allowed",
                 self.path
             )),
             (Some(p), None) => {
@@ -78,8 +92,8 @@ impl Source {
     }
 
     pub fn record_label(&self, pointer: Option<&str>, i: usize) -> String {
-        match &self.lines {
-            Some(lines) => format!("{}:{}", self.path, lines[i]),
+        match self.labels.as_ref().and_then(|l| l.get(i)) {
+            Some(label) => label.clone(),
             None => format!("{}#{}/{i}", self.path, pointer.unwrap_or("")),
         }
     }
@@ -96,14 +110,17 @@ pub fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// Loads data files on first use and keeps them for the rest of the build.
+/// A source as a block names it: path or glob, and the format asked for.
+type SourceKey = (String, Option<Format>);
+
+/// Loads sources on first use and keeps them for the rest of the build.
 pub struct DataStore<'a> {
     evidence: &'a Evidence,
     pub redactor: &'a Redactor,
     pub public: &'a Public,
     /// The published copies, whose hashes the pages show.
     pub copies: &'a crate::copies::Copies,
-    cache: Mutex<HashMap<String, Arc<Source>>>,
+    cache: Mutex<HashMap<SourceKey, Arc<Source>>>,
 }
 
 /// Why a source could not be had: positioned at the block, or already
@@ -137,79 +154,191 @@ impl<'a> DataStore<'a> {
         v
     }
 
-    /// A data file named by its public or its original path.
+    /// A data file named by its public or its original path, its format
+    /// recognised.
     pub fn load(&self, path: &str) -> Result<Arc<Source>, LoadError> {
-        let path = self.public.original(path);
+        self.load_as(path, None)
+    }
+
+    /// A block's `source` (a path or a glob) read as `format` (a name from
+    /// [`Format::named`]), or as recognised when `None`.
+    pub fn load_as(&self, source: &str, format: Option<&str>) -> Result<Arc<Source>, LoadError> {
+        let format = format
+            .map(Format::named)
+            .transpose()
+            .map_err(LoadError::AtBlock)?;
+        let glob = crate::formats::glob::is_glob(source);
+        let path = if glob {
+            source
+        } else {
+            self.public.original(source)
+        };
+        let key = (path.to_string(), format);
         if let Some(s) = self
             .cache
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(path)
+            .get(&key)
         {
             return Ok(s.clone());
         }
-        let source = Arc::new(self.read(path)?);
+        let source = Arc::new(if glob {
+            self.read_glob(path, format)?
+        } else {
+            self.read(path, format)?
+        });
         self.cache
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(path.to_string(), source.clone());
+            .insert(key, source.clone());
         Ok(source)
     }
 
-    fn read(&self, path: &str) -> Result<Source, LoadError> {
-        let jsonl = path.ends_with(".jsonl");
-        if !jsonl && !path.ends_with(".json") {
-            return Err(LoadError::AtBlock(format!(
-                "data file `{path}` must be `.json` or `.jsonl`"
-            )));
-        }
+    /// The verified text of a campaign file.
+    fn text(&self, path: &str) -> Result<String, LoadError> {
         if self.evidence.get(path).is_none() {
             return Err(LoadError::AtBlock(format!(
                 "data file `{path}` does not exist in the campaign (paths are relative to the campaign folder)"
             )));
         }
-        // The hash the page shows is the published copy's: a redacted
-        // file's original hash would let readers test guesses.
-        let sha256 = self
-            .copies
-            .get(path)
-            .map(|k| k.public_sha256().to_string())
-            .unwrap_or_default();
         let bytes = self
             .evidence
             .read_verified(path)
             .map_err(LoadError::Other)?;
-        let file = self.evidence.dir.join(path);
-        let text = String::from_utf8(bytes).map_err(|_| {
+        String::from_utf8(bytes).map_err(|_| {
+            let file = self.evidence.dir.join(path);
             LoadError::Other(InputError::new(&file, 0, 0, "data file is not valid UTF-8").into())
-        })?;
-        let (doc, lines) = if jsonl {
-            let mut records = Vec::new();
-            let mut lines = Vec::new();
-            for (i, line) in text.lines().enumerate() {
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let v: Value = serde_json::from_str(line)
-                    .map_err(|e| LoadError::Other(InputError::json(&file, &text, i, &e).into()))?;
-                records.push(v);
-                lines.push(i + 1);
-            }
-            (Value::Array(records), Some(lines))
-        } else {
-            let v: Value = serde_json::from_str(&text)
-                .map_err(|e| LoadError::Other(InputError::json(&file, &text, 0, &e).into()))?;
-            (v, None)
+        })
+    }
+
+    /// `text` (of campaign file `path`) read as `format`, redacted.
+    fn parse(
+        &self,
+        path: &str,
+        text: &str,
+        format: Option<Format>,
+    ) -> Result<formats::Parsed, LoadError> {
+        let file = self.evidence.dir.join(path);
+        // criterion keeps a benchmark's name and samples in sibling files.
+        let siblings = |p: &str| {
+            self.evidence.verified_sha256(p)?;
+            String::from_utf8(self.evidence.read_verified(p).ok()?).ok()
         };
-        let mut doc = doc;
+        let mut parsed =
+            formats::read(&file, path, text, format, &siblings).map_err(LoadError::Other)?;
         self.redactor
-            .redact_value(&mut doc, &mut Default::default());
+            .redact_value(&mut parsed.doc, &mut Default::default());
+        Ok(parsed)
+    }
+
+    /// The hash the page shows: the published copy's, since a redacted
+    /// file's original hash would let readers test guesses.
+    fn published_sha256(&self, path: &str) -> String {
+        self.copies
+            .get(path)
+            .map(|k| k.public_sha256().to_string())
+            .unwrap_or_default()
+    }
+
+    fn read(&self, path: &str, format: Option<Format>) -> Result<Source, LoadError> {
+        let text = self.text(path)?;
+        let parsed = self.parse(path, &text, format)?;
         Ok(Source {
             path: path.to_string(),
             public: self.public.name(path).to_string(),
-            sha256,
-            doc,
-            lines,
+            sha256: self.published_sha256(path),
+            doc: parsed.doc,
+            labels: parsed.labels,
+            units: parsed.units,
+            members: Vec::new(),
+        })
+    }
+
+    /// Every verified file whose public path matches `pattern`, in path
+    /// order, as one list of records, each with its file's path and the
+    /// glob's captures (`source_path`, `source_1`, ...).
+    fn read_glob(&self, pattern: &str, format: Option<Format>) -> Result<Source, LoadError> {
+        let glob = formats::glob::Glob::new(pattern).map_err(LoadError::AtBlock)?;
+        // Only files the manifest lists and that verified can match.
+        let mut matched: Vec<(String, &str, Vec<String>)> = self
+            .evidence
+            .files
+            .iter()
+            .filter(|f| self.evidence.verified_sha256(&f.path).is_some())
+            .filter_map(|f| {
+                let public = self.public.name(&f.path);
+                glob.captures(public)
+                    .map(|c| (public.to_string(), f.path.as_str(), c))
+            })
+            .collect();
+        matched.sort();
+        if matched.is_empty() {
+            return Err(LoadError::AtBlock(format!(
+                "source `{pattern}` matches no file of the manifest"
+            )));
+        }
+        let texts: Vec<String> = matched
+            .iter()
+            .map(|(_, path, _)| self.text(path))
+            .collect::<Result<_, _>>()?;
+        // An empty file among hyperfine exports is a failed command's.
+        let mut parsed = Vec::with_capacity(texts.len());
+        for ((_, path, _), text) in matched.iter().zip(&texts) {
+            let deferred = format.is_none() && text.trim().is_empty();
+            parsed.push(if deferred {
+                None
+            } else {
+                Some(self.parse(path, text, format)?)
+            });
+        }
+        let hyperfine = parsed
+            .iter()
+            .flatten()
+            .any(|p| p.format == Format::Hyperfine);
+        let mut records = Vec::new();
+        let mut labels = Vec::new();
+        let mut units = BTreeMap::new();
+        let mut members = Vec::new();
+        for (((public, path, captures), text), p) in matched.iter().zip(&texts).zip(parsed) {
+            let p = match p {
+                Some(p) => p,
+                None if hyperfine => self.parse(path, text, Some(Format::Hyperfine))?,
+                None => self.parse(path, text, None)?,
+            };
+            units.extend(p.units);
+            let file_records = match p.doc {
+                Value::Array(a) => a,
+                other => vec![other],
+            };
+            for (i, mut rec) in file_records.into_iter().enumerate() {
+                let label = match &p.labels {
+                    Some(l) => l.get(i).cloned().unwrap_or_else(|| public.clone()),
+                    None => format!("{public}#/{i}"),
+                };
+                let Value::Object(fields) = &mut rec else {
+                    return Err(LoadError::AtBlock(format!(
+                        "record {label} is {}, not an object",
+                        kind(&rec)
+                    )));
+                };
+                fields.insert("source_path".into(), Value::String(public.clone()));
+                for (n, c) in captures.iter().enumerate() {
+                    fields.insert(format!("source_{}", n + 1), Value::String(c.clone()));
+                }
+                records.push(rec);
+                labels.push(label);
+            }
+            members.push((public.clone(), self.published_sha256(path)));
+        }
+        let listing: String = members.iter().map(|(p, h)| format!("{h}  {p}\n")).collect();
+        Ok(Source {
+            path: pattern.to_string(),
+            public: self.redactor.redact(pattern).into_owned(),
+            sha256: crate::hash::sha256_bytes(listing.as_bytes()),
+            doc: Value::Array(records),
+            labels: Some(labels),
+            units,
+            members,
         })
     }
 }

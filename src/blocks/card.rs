@@ -17,6 +17,9 @@ pub struct CardSpec {
     pub source: String,
     #[serde(default)]
     pub pointer: Option<String>,
+    /// The data file's format, when its content is ambiguous.
+    #[serde(default)]
+    pub format: Option<String>,
     #[serde(default)]
     pub summary: Option<String>,
     pub items: Vec<CardItem>,
@@ -65,7 +68,7 @@ impl CardSpec {
 }
 
 pub fn render(spec: &CardSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Problem> {
-    let source = ctx.store.load(&spec.source)?;
+    let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     let doc = source.select(spec.pointer.as_deref())?;
     let fill = |what: &str, t: &str| -> Result<String, Problem> {
         let t = Template::parse(t).map_err(Problem::Here)?;

@@ -37,7 +37,7 @@ pub enum ChartType {
     Line,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChartSpec {
     pub title: String,
@@ -46,6 +46,9 @@ pub struct ChartSpec {
     pub source: String,
     #[serde(default)]
     pub pointer: Option<String>,
+    /// The data file's format, when its content is ambiguous.
+    #[serde(default)]
+    pub format: Option<String>,
     pub x: XAxis,
     pub y: YAxis,
     pub series: Vec<SeriesSpec>,
@@ -53,7 +56,7 @@ pub struct ChartSpec {
     pub caption: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct XAxis {
     pub field: String,
@@ -62,7 +65,7 @@ pub struct XAxis {
     pub format: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct YAxis {
     pub label: String,
@@ -87,7 +90,7 @@ pub enum Scale {
     Log,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SeriesSpec {
     pub field: String,
@@ -202,6 +205,20 @@ impl Data {
     }
 }
 
+/// The spec with the y label naming the series' unit, when a CSV header
+/// gave every series field the same one (`power.draw [W]`) and the label
+/// does not already hold it.
+fn with_unit(spec: &ChartSpec, source: &Source) -> Option<ChartSpec> {
+    let mut units = spec.series.iter().map(|s| source.unit(&s.field));
+    let unit = units.next()??;
+    if units.any(|u| u != Some(unit)) || spec.y.label.contains(unit) {
+        return None;
+    }
+    let mut labelled = spec.clone();
+    labelled.y.label = format!("{} ({unit})", spec.y.label);
+    Some(labelled)
+}
+
 fn collect(spec: &ChartSpec, source: &Source) -> Result<Data, Problem> {
     let records = source.records(spec.pointer.as_deref())?;
     if records.items.is_empty() {
@@ -293,7 +310,9 @@ pub fn render(
     spec: &ChartSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
-    let source = ctx.store.load(&spec.source)?;
+    let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
+    let labelled = with_unit(spec, &source);
+    let spec = labelled.as_ref().unwrap_or(spec);
     let data = collect(spec, &source)?;
     let y_fmt = spec
         .y

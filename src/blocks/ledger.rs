@@ -3,6 +3,7 @@
 
 use super::{Ctx, Problem};
 use crate::data::Source;
+use crate::expr::{Ref, Template};
 use crate::html::escape;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -13,8 +14,90 @@ pub struct LedgerSpec {
     pub source: String,
     #[serde(default)]
     pub pointer: Option<String>,
+    /// The data file's format, when its content is ambiguous.
+    #[serde(default)]
+    pub format: Option<String>,
     #[serde(default)]
     pub title: Option<String>,
+    /// Only the records this keeps become entries (failed runs among
+    /// all of a tool's records).
+    #[serde(default, rename = "where")]
+    pub filter: Option<Filter>,
+    /// Each kept record's entry, its texts templates over the record's
+    /// fields (`evidence` defaults to the record's file); without it
+    /// records must already be ledger entries.
+    #[serde(default)]
+    pub entry: Option<LedgerEntry>,
+}
+
+/// `{"field": F, "equals": V}` or `{"field": F, "above": N}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Filter {
+    pub field: String,
+    #[serde(default)]
+    pub equals: Option<serde_json::Value>,
+    #[serde(default)]
+    pub above: Option<f64>,
+}
+
+impl LedgerSpec {
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(f) = &self.filter {
+            if f.equals.is_some() == f.above.is_some() {
+                return Err(format!(
+                    "`where` on `{}` needs exactly one of `equals` or `above`",
+                    f.field
+                ));
+            }
+        }
+        if let Some(e) = &self.entry {
+            for t in [&e.id, &e.gate, &e.result]
+                .into_iter()
+                .chain(&e.impact)
+                .chain(&e.evidence)
+            {
+                Template::parse(t).map_err(|m| format!("ledger `entry`: {m}"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Filter {
+    fn keeps(&self, rec: &serde_json::Value) -> bool {
+        let v = rec.pointer(&Ref::new(&self.field).0);
+        match (&self.equals, self.above) {
+            (Some(want), _) => v == Some(want),
+            (None, Some(n)) => v.and_then(serde_json::Value::as_f64).is_some_and(|x| x > n),
+            (None, None) => true,
+        }
+    }
+}
+
+impl LedgerEntry {
+    /// This entry's templates filled from `rec`, a record of `file`.
+    fn fill(&self, rec: &serde_json::Value, file: &str) -> Result<LedgerEntry, String> {
+        let t = |s: &str| -> Result<String, String> {
+            Template::parse(s)?.render(rec).map_err(|e| e.to_string())
+        };
+        let evidence = match &self.evidence {
+            Some(e) => t(e)?,
+            None => rec
+                .get("source_path")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or(file)
+                .to_string(),
+        };
+        Ok(LedgerEntry {
+            id: t(&self.id)?,
+            gate: t(&self.gate)?,
+            result: t(&self.result)?,
+            status: self.status,
+            impact: self.impact.as_deref().map(t).transpose()?,
+            evidence: Some(evidence),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
@@ -57,12 +140,18 @@ pub fn render(
     spec: &LedgerSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<LedgerEntry>), Problem> {
-    let source = ctx.store.load(&spec.source)?;
+    let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     let records = source.records(spec.pointer.as_deref())?;
     let mut entries = Vec::with_capacity(records.items.len());
     for (rec, label) in &records.items {
-        let entry: LedgerEntry = serde_json::from_value((*rec).clone())
-            .map_err(|e| Problem::Here(format!("ledger record {label}: {e}")))?;
+        if !spec.filter.as_ref().is_none_or(|f| f.keeps(rec)) {
+            continue;
+        }
+        let entry: LedgerEntry = match &spec.entry {
+            Some(e) => e.fill(rec, &source.public),
+            None => serde_json::from_value((*rec).clone()).map_err(|e| e.to_string()),
+        }
+        .map_err(|e| Problem::Here(format!("ledger record {label}: {e}")))?;
         if let Some(ev) = &entry.evidence {
             // Records are read redacted: the path is the published name.
             if ctx

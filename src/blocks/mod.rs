@@ -75,6 +75,7 @@ impl Block {
             Block::Card(c) => c.check(),
             Block::Table(t) => t.check(),
             Block::Chart(c) => c.check(),
+            Block::Ledger(l) => l.check(),
             _ => Ok(()),
         }
     }
@@ -129,8 +130,32 @@ impl Ctx<'_> {
         crate::campaign::published_name(public)
     }
 
+    /// The source line under a block: its file and hash, or for a glob
+    /// the pattern and each matched file with its hash.
     fn source_note(&self, s: &Source) -> String {
-        crate::html::source_note(&s.public, &self.href(&s.public), &s.sha256)
+        if s.members.is_empty() {
+            return crate::html::source_note(&s.public, &self.href(&s.public), &s.sha256);
+        }
+        let files: Vec<String> = s
+            .members
+            .iter()
+            .map(|(path, sha)| {
+                format!(
+                    "<li><a href=\"{}\">{}</a> · <span class=\"hash\" title=\"sha256 {sha}\">sha256 {}</span></li>",
+                    crate::html::escape(&crate::html::file_href(&self.href(path))),
+                    crate::html::escape(path),
+                    &sha[..sha.len().min(12)]
+                )
+            })
+            .collect();
+        format!(
+            "<details class=\"source\"><summary>Source: <code>{}</code> · {} files · <span class=\"hash\" title=\"sha256 of the files' SHA256SUMS lines {}\">sha256 {}</span></summary><ul>{}</ul></details>",
+            crate::html::escape(&s.public),
+            s.members.len(),
+            s.sha256,
+            s.short_hash(),
+            files.concat()
+        )
     }
 }
 

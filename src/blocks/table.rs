@@ -16,6 +16,9 @@ pub struct TableSpec {
     pub source: String,
     #[serde(default)]
     pub pointer: Option<String>,
+    /// The data file's format, when its content is ambiguous.
+    #[serde(default)]
+    pub format: Option<String>,
     #[serde(default)]
     pub caption: Option<String>,
     /// The row every other row is compared with, through `baseline(X)`.
@@ -230,7 +233,7 @@ pub fn render(
     spec: &TableSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
-    let source = ctx.store.load(&spec.source)?;
+    let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     let records = source.records(spec.pointer.as_deref())?;
     let cells: Vec<Cell> = spec
         .columns
@@ -359,6 +362,9 @@ pub struct KeyValueSpec {
     pub source: String,
     #[serde(default)]
     pub pointer: Option<String>,
+    /// The data file's format, when its content is ambiguous.
+    #[serde(default)]
+    pub format: Option<String>,
     #[serde(default)]
     pub caption: Option<String>,
     #[serde(default)]
@@ -381,7 +387,7 @@ pub fn render_keyvalue(
     spec: &KeyValueSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
-    let source = ctx.store.load(&spec.source)?;
+    let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     let records = source.records(spec.pointer.as_deref())?;
     let (key, value) = (
         Expr::Value(Ref::new(&spec.key)),
