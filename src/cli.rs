@@ -146,13 +146,16 @@ pub fn run(cli: Cli) -> Result<()> {
                 }
                 None => crate::verify::verify(&path, &expect)?,
             };
-            if json {
-                write!(std::io::stdout(), "{}", crate::verify::to_json(&all)?)?;
+            let text = if json {
+                crate::verify::to_json(&all)?
             } else {
-                write!(std::io::stdout(), "{}", crate::verify::to_text(&all))?;
-            }
+                crate::verify::to_text(&all)
+            };
+            // The verdict outranks the pipe: a failed verification read
+            // through `| head` still exits 1.
+            let printed = emit(&text);
             if all.iter().all(|e| e.all_ok()) {
-                Ok(())
+                Ok(printed?)
             } else {
                 let summary: Vec<String> = all.iter().map(|e| e.summary()).collect();
                 Err(EvidenceFailed {
@@ -172,13 +175,14 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             let path = path.expect("clap requires PATH without --print-pattern");
             let report = crate::redact::scan::scan_command(&path)?;
-            if json {
-                write!(std::io::stdout(), "{}", report.to_json()?)?;
+            let text = if json {
+                report.to_json()?
             } else {
-                write!(std::io::stdout(), "{}", report.to_text())?;
-            }
+                report.to_text()
+            };
+            let printed = emit(&text);
             if report.clean() {
-                Ok(())
+                Ok(printed?)
             } else {
                 let plural = |n: usize| if n == 1 { "" } else { "s" };
                 let (found, skipped) = (report.findings.len(), report.skipped.len());
@@ -245,4 +249,12 @@ fn default_root(root: Option<PathBuf>, command: &str) -> Result<PathBuf> {
     anyhow::bail!(
         "no ROOT given and no campaign here (no campaign.json, no sample-artifacts/): name a campaign folder, `exhibit {command} PATH`, or start one with `exhibit new PATH`"
     )
+}
+
+/// Write a command's report to stdout. A reader that stopped early (`| head`)
+/// makes this a BrokenPipe error, which main ends quietly with exit 0.
+fn emit(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }

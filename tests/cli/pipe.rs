@@ -52,10 +52,22 @@ fn verify_of_a_site_into_a_closed_pipe() {
         "verify --json",
         &head_1(exhibit().arg("verify").arg("--json").arg(&out)),
     );
+
+    // The verdict outranks the pipe: a failed verification read through
+    // `| head -1` still exits 1 (a `set -o pipefail` script must see it).
+    let log = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("artifacts/many/run-0007.log"))
+        .find(|p| p.is_file())
+        .expect("the published log");
+    std::fs::write(&log, "tampered\n").unwrap();
+    let o = head_1(exhibit().arg("verify").arg(&out));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("verification failed"), "{}", stderr(&o));
 }
 
 #[test]
-fn scan_json_into_a_closed_pipe() {
+fn scan_json_into_a_closed_pipe_keeps_its_verdict() {
     let dir = scratch("pipe-scan");
     let text: String = (0..3000)
         .map(|i| format!("node {i} at 10.0.{}.{}\n", i / 250, i % 250 + 1))
@@ -65,8 +77,12 @@ fn scan_json_into_a_closed_pipe() {
     assert_eq!(whole.status.code(), Some(1), "{}", stderr(&whole));
     assert!(whole.stdout.len() > LONG, "{} bytes", whole.stdout.len());
 
-    quiet(
-        "scan --json",
-        &head_1(exhibit().arg("scan").arg("--json").arg(&dir)),
+    // Findings outrank the pipe: exit 1 with the one-line verdict, and no
+    // word of the broken pipe.
+    let o = head_1(exhibit().arg("scan").arg("--json").arg(&dir));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).replace(&dir.display().to_string(), "[DIR]"),
+        "error: 3000 private values found in `[DIR]`\n"
     );
 }
