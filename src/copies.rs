@@ -102,7 +102,7 @@ impl Stage<'_> {
     /// manifest: as verified when nothing was redacted (so its hash is the
     /// sealed one), else rewritten to list the copies as published.
     pub fn copy_campaign(&self, c: &Campaign, e: &Evidence, p: &Public) -> Result<Copies> {
-        let id = c.public.id.as_str();
+        let id = p.meta.id.as_str();
         let same_detector = p.scanned_by == self.redactor.detector.fingerprint();
         let mut files: Vec<(String, String, String, Mode)> = e
             .files
@@ -131,16 +131,14 @@ impl Stage<'_> {
                         binary: *mode == Mode::Binary,
                     });
                 }
-                let to = self.sink.path(&rel)?;
+                let to = self.sink.create(&rel)?;
                 let kept = e.kept(original).map(|b| &b[..]);
                 let found = p.hits.get(original).filter(|_| same_detector);
                 let k = match (kept, found) {
                     (Some(bytes), Some(hits)) if *mode == Mode::Redact => {
-                        public::copy_found(self.redactor, bytes, hits, &to, expected)?
+                        public::copy_found(self.redactor, bytes, hits, to, expected)?
                     }
-                    _ => {
-                        public::copy(self.redactor, &c.path(original), kept, &to, expected, *mode)?
-                    }
+                    _ => public::copy(self.redactor, &c.path(original), kept, to, expected, *mode)?,
                 };
                 self.sink.unchanged(&rel, &k.published_sha256);
                 Ok(k)
@@ -187,7 +185,7 @@ impl Stage<'_> {
         copies: &Copies,
         same_detector: bool,
     ) -> Result<Published> {
-        let id = c.public.id.as_str();
+        let id = p.meta.id.as_str();
         let name = published_manifest(e.manifest.format).to_string();
         let rel = format!("{id}/{name}");
         let rewrite = copies
@@ -201,7 +199,7 @@ impl Stage<'_> {
                 self.redactor,
                 &c.path(&original),
                 None,
-                &self.sink.path(&rel)?,
+                self.sink.create(&rel)?,
                 &e.manifest.sha256,
                 mode,
             )?;

@@ -85,6 +85,45 @@ pub struct Evidence {
     kept: std::collections::HashMap<String, std::sync::Arc<[u8]>>,
 }
 
+/// A file the preview publishes as it is now although it does not match
+/// the manifest (the author is editing it), with the verdict it had.
+#[derive(Debug, Clone)]
+pub struct Edit {
+    pub path: String,
+    pub verdict: Verdict,
+}
+
+impl Evidence {
+    /// The preview's evidence, made once by the verify stage: modified and
+    /// unlisted files taken as they are now, missing ones forgotten, so
+    /// the pages show the author's edits; each is returned as an [`Edit`]
+    /// beside it. Unsafe, duplicate and unreadable entries still fail.
+    pub fn accept_edits(mut self) -> (Evidence, Vec<Edit>) {
+        let mut edits = Vec::new();
+        self.files.retain_mut(|f| match f.verdict {
+            Verdict::Modified | Verdict::SizeMismatch | Verdict::Unlisted => {
+                edits.push(Edit {
+                    path: f.path.clone(),
+                    verdict: f.verdict,
+                });
+                f.verdict = Verdict::Ok;
+                f.expected_sha256 = f.sha256.clone();
+                f.expected_bytes = f.bytes;
+                true
+            }
+            Verdict::Missing => {
+                edits.push(Edit {
+                    path: f.path.clone(),
+                    verdict: f.verdict,
+                });
+                false
+            }
+            _ => true,
+        });
+        (self, edits)
+    }
+}
+
 /// Files up to this size are kept in memory after hashing...
 pub const KEEP_FILE: u64 = 1 << 20;
 /// ...until this much is kept (in all campaigns of a build); larger files
@@ -161,19 +200,21 @@ enum Kind {
 
 /// What a check may take beyond the defaults.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct Options<'a> {
     /// Symlinks inside the folder that count as the file they point to
     /// (campaign.json's `symlinks`); others are refused.
     pub symlinks: Vec<String>,
     /// Folders whose contents are checked only where the manifest lists
     /// them (a site's campaign folders, which their own SHA256SUMS covers).
     pub listed_only: Vec<String>,
+    /// Hashes of files unchanged since an earlier build (the preview).
+    pub hashes: Option<&'a HashCache>,
 }
 
 /// The [`Options`] of the campaign in `dir`: the symlinks its
 /// campaign.json lets through. A campaign.json that does not load lets
 /// none (its own check reports it).
-pub fn campaign_options(dir: &Path) -> Options {
+pub fn campaign_options(dir: &Path) -> Options<'static> {
     let symlinks = crate::campaign::load(dir)
         .map(|c| c.meta.symlinks)
         .unwrap_or_default();
@@ -358,7 +399,7 @@ pub fn verify_with(
     let hashed: Vec<Job> = to_hash
         .par_iter()
         .map(|&i| {
-            let r = hash_stable(&dir.join(&files[i].path), &progress, budget);
+            let r = hash_stable(&dir.join(&files[i].path), &progress, budget, opts.hashes);
             (i, r)
         })
         .collect();
@@ -553,15 +594,25 @@ fn stamp_of(m: &std::fs::Metadata) -> Stamp {
     (m.len(), m.modified().ok(), ctime, ctime_ns, ino)
 }
 
-/// Hashes kept between builds in one process (`exhibit serve`), so an edit
-/// rehashes only the files it touched. Off unless [`reuse_hashes`] is called.
-static HASHES: std::sync::OnceLock<std::sync::Mutex<BTreeMap<PathBuf, (Stamp, String)>>> =
-    std::sync::OnceLock::new();
+/// Hashes kept between builds (`exhibit serve`'s [`crate::site::BuildCache`]),
+/// keyed by path and [`Stamp`], so an edit rehashes only the files it
+/// touched. A one-shot build has none.
+#[derive(Debug, Default)]
+pub struct HashCache(std::sync::Mutex<BTreeMap<PathBuf, (Stamp, String)>>);
 
-/// Keep file hashes between builds of this process, keyed by path and
-/// [`Stamp`]; for the preview server, which rebuilds after every save.
-pub fn reuse_hashes() {
-    HASHES.get_or_init(Default::default);
+impl HashCache {
+    fn known(&self, path: &Path, stamp: &Stamp) -> Option<String> {
+        let known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known
+            .get(path)
+            .filter(|(s, _)| s == stamp)
+            .map(|(_, sha)| sha.clone())
+    }
+
+    fn remember(&self, path: &Path, stamp: Stamp, sha256: &str) {
+        let mut known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known.insert(path.to_path_buf(), (stamp, sha256.to_string()));
+    }
 }
 
 /// A file's hash, size and, when small enough and within budget, its bytes.
@@ -575,18 +626,16 @@ fn hash_stable(
     path: &Path,
     progress: &Progress,
     budget: &std::sync::atomic::AtomicU64,
+    hashes: Option<&HashCache>,
 ) -> Result<Hashed, String> {
     use std::sync::atomic::Ordering;
     let before = stamp(path).map_err(io_reason)?;
-    if let Some(cache) = HASHES.get() {
-        let known = cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((s, sha)) = known.get(path).filter(|(s, _)| *s == before) {
-            return Ok(Hashed {
-                sha256: sha.clone(),
-                bytes: s.0,
-                content: None,
-            });
-        }
+    if let Some(sha256) = hashes.and_then(|h| h.known(path, &before)) {
+        return Ok(Hashed {
+            sha256,
+            bytes: before.0,
+            content: None,
+        });
     }
     // Small files are read whole and kept while the budget lasts.
     let keep = before.0 <= KEEP_FILE
@@ -617,9 +666,8 @@ fn hash_stable(
     if before != after || before.0 != bytes {
         return Err("changed while being read".into());
     }
-    if let Some(cache) = HASHES.get() {
-        let mut known = cache.lock().unwrap_or_else(|e| e.into_inner());
-        known.insert(path.to_path_buf(), (before, sha.clone()));
+    if let Some(h) = hashes {
+        h.remember(path, before, &sha);
     }
     Ok(Hashed {
         sha256: sha,

@@ -25,6 +25,7 @@ pub mod fsx;
 pub mod gate;
 pub mod hash;
 pub mod html;
+pub mod layout;
 pub mod manifest;
 pub mod page;
 pub mod public;

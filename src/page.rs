@@ -147,7 +147,7 @@ pub fn render(
     index: usize,
 ) -> Result<Page> {
     let page = &campaign.meta.pages[index];
-    let public_title = &campaign.public.pages[index].title;
+    let public_title = &store.public.meta.pages[index].title;
     let path = campaign.path(&page.file);
     if evidence.get(&page.file).is_none() {
         return Err(InputError::new(
@@ -185,7 +185,8 @@ pub fn render(
         blocks: Vec::new(),
         ledger: Vec::new(),
         charts: 0,
-        stem: campaign
+        stem: store
+            .public
             .page_output(index)
             .trim_end_matches(".html")
             .to_string(),
@@ -197,7 +198,7 @@ pub fn render(
     Ok(Page {
         title: public_title.clone(),
         file: page.file.clone(),
-        output: campaign.page_output(index),
+        output: store.public.page_output(index),
         html: r.html,
         toc: r.toc,
         blocks: r.blocks,
@@ -619,7 +620,7 @@ impl<'a> Renderer<'a> {
             None => (dest, ""),
         };
         let path = path.strip_prefix("./").unwrap_or(path);
-        if let Some(out) = self.campaign.output_of_page(path) {
+        if let Some(out) = self.store.public.output_of_page(path) {
             let frag = self.store.redactor.redact(frag).into_owned();
             self.anchor(&out, &frag, dest, at);
             return Ok(Some(format!("{out}{frag}")));
@@ -629,8 +630,8 @@ impl<'a> Renderer<'a> {
             let href = crate::html::file_href(&self.store.public.published(path));
             return Ok(Some(format!("{href}{frag}")));
         }
-        let generated = ["manifest.html", "ledger.html", "audit.json", "SHA256SUMS"];
-        if self.campaign.page_with_output(path).is_some() {
+        let generated = crate::layout::GENERATED;
+        if self.store.public.page_with_output(path).is_some() {
             let frag = frag.to_string();
             self.anchor(path, &frag, dest, at);
             return Ok(Some(dest.to_string()));

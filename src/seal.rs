@@ -136,7 +136,7 @@ fn refuse_built_sites(dir: &Path) -> Result<()> {
         .into_iter()
         .filter_map(|e| e.ok())
     {
-        if entry.file_name() == crate::site::MARKER {
+        if entry.file_name() == crate::layout::MARKER {
             let site = entry.path().parent().unwrap_or(dir);
             bail!(
                 "`{}` is a site built by exhibit; move it out of the campaign before sealing",

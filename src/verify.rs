@@ -72,12 +72,12 @@ pub fn verify(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
     }
     let has = |n: &str| path.join(n).is_file();
     // A site's root carries a SHA256SUMS too: look for the marker first.
-    if has(crate::site::MARKER) {
+    if has(crate::layout::MARKER) {
         return site(path, pins);
     }
     // A published campaign carries its source manifest too; its SHA256SUMS
     // (beside audit.json) is the one that covers what was published.
-    if has(manifest::SUMS_NAME) && has("audit.json") {
+    if has(manifest::SUMS_NAME) && has(crate::layout::AUDIT) {
         let id = folder_name(path);
         check_pins(pins, std::slice::from_ref(&id))?;
         return Ok(vec![published(path, pin_for(pins, &id, 1))?]);
@@ -179,7 +179,7 @@ fn site(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
 fn published(dir: &Path, pin: Option<&Pin>) -> Result<Evidence> {
     let m = manifest::load_file(&dir.join(manifest::SUMS_NAME), Format::Sha256sums)?;
     let mut ev = evidence::verify(dir, m, &[manifest::SUMS_NAME])?;
-    let audit_path = dir.join("audit.json");
+    let audit_path = dir.join(crate::layout::AUDIT);
     let text = crate::fsx::read_to_string(&audit_path)?;
     let audit: AuditFiles = serde_json::from_str(&text)
         .map_err(|e| crate::error::InputError::json(&audit_path, &text, 0, &e))?;
@@ -216,13 +216,13 @@ fn published(dir: &Path, pin: Option<&Pin>) -> Result<Evidence> {
     // redacted copies, so its own hash need not be the source's.
     if let Some(pin) = pin.filter(|p| p.sha256 != audit.verification.sha256) {
         let detail = pin_detail(&audit.verification.sha256, pin) + " (as audit.json records it)";
-        match ev.files.iter_mut().find(|f| f.path == "audit.json") {
+        match ev.files.iter_mut().find(|f| f.path == crate::layout::AUDIT) {
             Some(f) => {
                 f.verdict = Verdict::Modified;
                 f.detail = Some(detail);
             }
             None => ev.files.push(evidence::FileCheck {
-                path: "audit.json".into(),
+                path: crate::layout::AUDIT.into(),
                 verdict: Verdict::Missing,
                 expected_sha256: None,
                 expected_bytes: None,
@@ -274,7 +274,7 @@ struct AuditFile {
 /// renamed copy must carry the keyed commitment that `key` recomputes from
 /// its original.
 pub fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Evidence> {
-    if !(site.join(manifest::SUMS_NAME).is_file() && site.join("audit.json").is_file()) {
+    if !(site.join(manifest::SUMS_NAME).is_file() && site.join(crate::layout::AUDIT).is_file()) {
         bail!(
             "`{}` is not a published campaign (no SHA256SUMS and audit.json): `--sealed` checks one campaign folder of a site",
             site.display()
@@ -296,7 +296,7 @@ pub fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Evidence>
         }
         .into());
     }
-    let audit_path = site.join("audit.json");
+    let audit_path = site.join(crate::layout::AUDIT);
     let text = crate::fsx::read_to_string(&audit_path)?;
     let audit: AuditFiles = serde_json::from_str(&text)
         .map_err(|e| crate::error::InputError::json(&audit_path, &text, 0, &e))?;
