@@ -246,7 +246,8 @@ pub fn verify_within(
     verify_with(dir, manifest, exclude, budget, &Options::default())
 }
 
-/// [`verify_within`] with [`Options`].
+/// [`verify_within`] with [`Options`]: every listed file judged against
+/// its entry, every unlisted one reported, and those on disk hashed.
 pub fn verify_with(
     dir: &Path,
     manifest: Manifest,
@@ -255,6 +256,63 @@ pub fn verify_with(
     opts: &Options,
 ) -> anyhow::Result<Evidence> {
     let mut disk = walk(dir, opts)?;
+    add_listed_only(dir, &manifest, opts, &mut disk)?;
+    let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
+    for e in &manifest.entries {
+        counts.entry(e.path.as_str()).or_default().push(e);
+    }
+    let mut files: Vec<FileCheck> = Vec::new();
+    let mut to_hash: Vec<usize> = Vec::new();
+    let mut listed = Listed {
+        manifest: &manifest,
+        disk: &disk,
+        counts: &counts,
+        by_case: None,
+    };
+    for (path, entries) in &counts {
+        let check = listed.check(path, entries);
+        if check.verdict == Verdict::Ok {
+            to_hash.push(files.len());
+        }
+        files.push(check);
+    }
+    for (path, (kind, detail)) in &disk {
+        if counts.contains_key(path.as_str())
+            || exclude.contains(&path.as_str())
+            || *kind == Kind::Dir
+        {
+            continue;
+        }
+        let check = unlisted(path, *kind, detail);
+        if check.verdict == Verdict::Unlisted && *kind == Kind::File {
+            to_hash.push(files.len());
+        }
+        files.push(check);
+    }
+    let kept = hash_all(dir, &mut files, &to_hash, budget, opts.hashes);
+    note_renames(&mut files);
+    refuse_lookalikes(&mut files, &disk, &counts);
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Evidence {
+        dir: dir.to_path_buf(),
+        manifest,
+        files,
+        kept,
+    })
+}
+
+/// What [`walk`] found on disk: relative path -> kind and why it cannot
+/// be read, if so.
+type Disk = BTreeMap<String, (Kind, Option<String>)>;
+
+/// Entries under `opts.listed_only` folders, which [`walk`] does not
+/// enter: looked up one by one.
+fn add_listed_only(
+    dir: &Path,
+    manifest: &Manifest,
+    opts: &Options,
+    disk: &mut Disk,
+) -> anyhow::Result<()> {
     for e in &manifest.entries {
         let under_skipped = opts.listed_only.iter().any(|d| {
             e.path
@@ -274,16 +332,22 @@ pub fn verify_with(
             }
         }
     }
-    let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
-    for e in &manifest.entries {
-        counts.entry(e.path.as_str()).or_default().push(e);
-    }
+    Ok(())
+}
 
-    let mut files: Vec<FileCheck> = Vec::new();
-    let mut to_hash: Vec<usize> = Vec::new();
-    // Disk names by lower case, made when a file is first found missing.
-    let mut by_case = None;
-    for (path, entries) in &counts {
+/// The listed files' checks before hashing.
+struct Listed<'a> {
+    manifest: &'a Manifest,
+    disk: &'a Disk,
+    counts: &'a BTreeMap<&'a str, Vec<&'a crate::manifest::Entry>>,
+    /// Disk names by lower case, made when a file is first found missing.
+    by_case: Option<std::collections::HashMap<String, Vec<&'a String>>>,
+}
+
+impl Listed<'_> {
+    /// A listed file's check: a verdict other than ok is final; ok means
+    /// it is a file on disk, to be hashed.
+    fn check(&mut self, path: &str, entries: &[&crate::manifest::Entry]) -> FileCheck {
         let first = entries[0];
         let mut check = FileCheck {
             path: path.to_string(),
@@ -294,112 +358,122 @@ pub fn verify_with(
             bytes: None,
             detail: None,
         };
-        if entries.len() > 1 {
+        let (verdict, detail) = if entries.len() > 1 {
             let agree = entries
                 .iter()
                 .all(|e| e.sha256 == first.sha256 && e.bytes == first.bytes);
-            check.verdict = Verdict::DuplicateEntry;
-            check.detail = Some(format!(
+            let detail = format!(
                 "listed {} times{}",
                 entries.len(),
                 if agree { "" } else { " with different hashes" }
-            ));
-        } else if let Some(why) = unsafe_reason(path, &manifest.name) {
-            check.verdict = Verdict::UnsafePath;
-            check.detail = Some(why.to_string());
+            );
+            (Verdict::DuplicateEntry, Some(detail))
+        } else if let Some(why) = unsafe_reason(path, &self.manifest.name) {
+            (Verdict::UnsafePath, Some(why.to_string()))
         } else if let Some(why) = crate::campaign::name_problem(path) {
-            check.verdict = Verdict::UnsafePath;
-            check.detail = Some(why);
+            (Verdict::UnsafePath, Some(why))
         } else {
-            match disk.get(*path).map(|(k, _)| *k) {
-                None => {
-                    check.verdict = Verdict::Missing;
-                    let by_case = by_case.get_or_insert_with(|| {
-                        let mut m: std::collections::HashMap<String, Vec<&String>> =
-                            std::collections::HashMap::new();
-                        for k in disk.keys() {
-                            m.entry(k.to_ascii_lowercase()).or_default().push(k);
-                        }
-                        m
-                    });
-                    if let Some(other) = by_case
-                        .get(&path.to_ascii_lowercase())
-                        .into_iter()
-                        .flatten()
-                        .find(|k| !counts.contains_key(k.as_str()))
-                    {
-                        check.detail = Some(format!("`{other}` differs only in case"));
-                    }
-                }
-                Some(Kind::Dir) => {
-                    check.verdict = Verdict::Missing;
-                    check.detail = Some("a folder is there, not a file".into());
-                }
-                Some(Kind::SymlinkOutside) => {
-                    check.verdict = Verdict::UnsafePath;
-                    check.detail = Some("symlink pointing outside the folder".into());
-                }
-                Some(Kind::SymlinkInside) => {
-                    check.verdict = Verdict::UnsafePath;
-                    check.detail = Some(SYMLINK_INSIDE.into());
-                }
-                Some(Kind::Other | Kind::Special) => {
-                    check.verdict = Verdict::Unreadable;
-                    let what = disk.get(*path).and_then(|(_, d)| d.clone());
-                    check.detail = what.or_else(|| Some("not a regular file".into()));
-                }
-                Some(Kind::File) => to_hash.push(files.len()),
-            }
-        }
-        files.push(check);
-    }
-    for (path, (kind, detail)) in &disk {
-        if counts.contains_key(path.as_str())
-            || exclude.contains(&path.as_str())
-            || *kind == Kind::Dir
-        {
-            continue;
-        }
-        let mut check = FileCheck {
-            path: path.clone(),
-            verdict: Verdict::Unlisted,
-            expected_sha256: None,
-            expected_bytes: None,
-            sha256: None,
-            bytes: None,
-            detail: detail.clone(),
+            self.on_disk(path)
         };
-        let bad_name = if detail.is_none() {
-            crate::campaign::name_problem(path)
-        } else {
-            None
-        };
-        match kind {
-            Kind::SymlinkOutside => {
-                check.verdict = Verdict::UnsafePath;
-                check.detail = Some("unlisted symlink pointing outside the folder".into());
-            }
-            Kind::SymlinkInside => {
-                check.verdict = Verdict::UnsafePath;
-                check.detail = Some(SYMLINK_INSIDE.into());
-            }
-            _ if bad_name.is_some() => {
-                check.verdict = Verdict::UnsafePath;
-                check.detail = bad_name;
-            }
-            Kind::File => to_hash.push(files.len()),
-            Kind::Special => check.verdict = Verdict::Unreadable,
-            _ => {}
-        }
-        files.push(check);
+        check.verdict = verdict;
+        check.detail = detail;
+        check
     }
 
-    let progress = Progress::new(dir, &files, &to_hash);
-    type Job = (usize, Result<Hashed, String>);
-    let hashed: Vec<Job> = to_hash
+    /// What is on disk at a listed path.
+    fn on_disk(&mut self, path: &str) -> (Verdict, Option<String>) {
+        match self.disk.get(path).map(|(k, _)| *k) {
+            None => (Verdict::Missing, self.other_case(path)),
+            Some(Kind::Dir) => (
+                Verdict::Missing,
+                Some("a folder is there, not a file".into()),
+            ),
+            Some(Kind::SymlinkOutside) => (
+                Verdict::UnsafePath,
+                Some("symlink pointing outside the folder".into()),
+            ),
+            Some(Kind::SymlinkInside) => (Verdict::UnsafePath, Some(SYMLINK_INSIDE.into())),
+            Some(Kind::Other | Kind::Special) => {
+                let what = self.disk.get(path).and_then(|(_, d)| d.clone());
+                (
+                    Verdict::Unreadable,
+                    what.or_else(|| Some("not a regular file".into())),
+                )
+            }
+            Some(Kind::File) => (Verdict::Ok, None),
+        }
+    }
+
+    /// A missing file's unlisted namesake but for case, if any.
+    fn other_case(&mut self, path: &str) -> Option<String> {
+        let disk = self.disk;
+        let by_case = self.by_case.get_or_insert_with(|| {
+            let mut m: std::collections::HashMap<String, Vec<&String>> =
+                std::collections::HashMap::new();
+            for k in disk.keys() {
+                m.entry(k.to_ascii_lowercase()).or_default().push(k);
+            }
+            m
+        });
+        by_case
+            .get(&path.to_ascii_lowercase())
+            .into_iter()
+            .flatten()
+            .find(|k| !self.counts.contains_key(k.as_str()))
+            .map(|other| format!("`{other}` differs only in case"))
+    }
+}
+
+/// An unlisted file's check before hashing: unlisted, unless its kind or
+/// name makes it unsafe or unreadable.
+fn unlisted(path: &str, kind: Kind, detail: &Option<String>) -> FileCheck {
+    let mut check = FileCheck {
+        path: path.to_string(),
+        verdict: Verdict::Unlisted,
+        expected_sha256: None,
+        expected_bytes: None,
+        sha256: None,
+        bytes: None,
+        detail: detail.clone(),
+    };
+    let bad_name = if detail.is_none() {
+        crate::campaign::name_problem(path)
+    } else {
+        None
+    };
+    match kind {
+        Kind::SymlinkOutside => {
+            check.verdict = Verdict::UnsafePath;
+            check.detail = Some("unlisted symlink pointing outside the folder".into());
+        }
+        Kind::SymlinkInside => {
+            check.verdict = Verdict::UnsafePath;
+            check.detail = Some(SYMLINK_INSIDE.into());
+        }
+        _ if bad_name.is_some() => {
+            check.verdict = Verdict::UnsafePath;
+            check.detail = bad_name;
+        }
+        Kind::Special => check.verdict = Verdict::Unreadable,
+        _ => {}
+    }
+    check
+}
+
+/// Hash the files at `to_hash` on every core and judge each; returns the
+/// bytes of the small files kept.
+fn hash_all(
+    dir: &Path,
+    files: &mut [FileCheck],
+    to_hash: &[usize],
+    budget: &std::sync::atomic::AtomicU64,
+    hashes: Option<&HashCache>,
+) -> std::collections::HashMap<String, std::sync::Arc<[u8]>> {
+    let progress = Progress::new(dir, files, to_hash);
+    let hashed: Vec<(usize, Result<Hashed, String>)> = to_hash
         .par_iter()
         .map(|&i| {
-            let r = hash_stable(&dir.join(&files[i].path), &progress, budget, opts.hashes);
+            let r = hash_stable(&dir.join(&files[i].path), &progress, budget, hashes);
             (i, r)
         })
         .collect();
@@ -422,15 +496,7 @@ pub fn verify_with(
             }
         }
     }
-    note_renames(&mut files);
-    refuse_lookalikes(&mut files, &disk, &counts);
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Evidence {
-        dir: dir.to_path_buf(),
-        manifest,
-        files,
-        kept,
-    })
+    kept
 }
 
 fn judge(f: &mut FileCheck, sha: &str, bytes: u64) {

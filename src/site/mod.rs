@@ -129,7 +129,6 @@ pub fn build_with(opts: &BuildOptions, mut cache: Option<&mut BuildCache>) -> Re
     let written = stages.write(&redactor, &copied, rendered, prescanned, &mut phases);
     phases.mark("rescan");
     written?;
-    drop(stages);
     let published = staging.publish(sink, &opts.out);
     if let Some(cache) = cache {
         let files = published.as_ref().ok().cloned();
