@@ -43,9 +43,12 @@ pub fn sibling(out: &Path, tag: &str) -> Result<PathBuf> {
     let name = out
         .file_name()
         .ok_or_else(|| anyhow::anyhow!("output `{}` has no folder name", out.display()))?;
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    Ok(parent.join(format!(".{}.{tag}", name.to_string_lossy())))
+    Ok(parent_of(out).join(format!(".{}.{tag}", name.to_string_lossy())))
+}
+
+/// The folder holding `p`: `.` for a bare name.
+pub fn parent_of(p: &Path) -> &Path {
+    p.parent()
+        .filter(|x| !x.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }

@@ -6,7 +6,7 @@ use super::headings::heading_text;
 use super::table::MdTable;
 use super::{options, Renderer};
 use anyhow::Result;
-use pulldown_cmark::{CodeBlockKind, CowStr, Event, LinkType, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, Parser, Tag, TagEnd};
 use std::ops::Range;
 
 /// A page's events with their byte ranges in the page.
@@ -102,39 +102,10 @@ impl<'a> Renderer<'a> {
                     let html = self.inline_ref(&spec, at)?;
                     self.pending.push(Event::InlineHtml(html.into()));
                 }
-                Event::Start(Tag::Link {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                }) => {
-                    let target = self.target(link_type, &dest_url, &title, id, at)?;
+                Event::Start(tag @ (Tag::Link { .. } | Tag::Image { .. })) => {
+                    let target = self.target(tag, at)?;
                     link_stack.push(target.is_some());
-                    if let Some(t) = target {
-                        self.pending.push(Event::Start(Tag::Link {
-                            link_type: t.link_type,
-                            dest_url: t.dest_url,
-                            title: t.title,
-                            id: t.id,
-                        }));
-                    }
-                }
-                Event::Start(Tag::Image {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                }) => {
-                    let target = self.target(link_type, &dest_url, &title, id, at)?;
-                    link_stack.push(target.is_some());
-                    if let Some(t) = target {
-                        self.pending.push(Event::Start(Tag::Image {
-                            link_type: t.link_type,
-                            dest_url: t.dest_url,
-                            title: t.title,
-                            id: t.id,
-                        }));
-                    }
+                    self.pending.extend(target.map(Event::Start));
                 }
                 end @ (Event::End(TagEnd::Link) | Event::End(TagEnd::Image)) => {
                     if link_stack.pop().unwrap_or(true) {
@@ -188,29 +159,36 @@ impl<'a> Renderer<'a> {
         self.pending.push(end);
     }
 
-    /// A link's or image's target as published, or `None` to drop it
-    /// (its text is kept).
-    fn target(
-        &mut self,
-        link_type: LinkType,
-        dest_url: &str,
-        title: &CowStr<'a>,
-        id: CowStr<'a>,
-        at: usize,
-    ) -> Result<Option<Target<'a>>> {
-        Ok(self.link(dest_url, at)?.map(|dest| Target {
-            link_type,
-            dest_url: dest.into(),
-            title: self.public(title),
-            id,
+    /// A link or image with its target as published, or `None` to drop
+    /// it (its text is kept).
+    fn target(&mut self, tag: Tag<'a>, at: usize) -> Result<Option<Tag<'a>>> {
+        let (Tag::Link {
+            dest_url, title, ..
+        }
+        | Tag::Image {
+            dest_url, title, ..
+        }) = &tag
+        else {
+            return Ok(Some(tag));
+        };
+        let Some(dest) = self.link(dest_url, at)? else {
+            return Ok(None);
+        };
+        let (dest_url, title) = (CowStr::from(dest), self.public(title));
+        Ok(Some(match tag {
+            Tag::Link { link_type, id, .. } => Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            },
+            Tag::Image { link_type, id, .. } => Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            },
+            other => other,
         }))
     }
-}
-
-/// A link's or image's published target.
-struct Target<'a> {
-    link_type: LinkType,
-    dest_url: CowStr<'a>,
-    title: CowStr<'a>,
-    id: CowStr<'a>,
 }

@@ -201,6 +201,24 @@ impl Found<'_, '_> {
         String::from_utf8_lossy(&self.text[a..b]).into_owned()
     }
 
+    /// A group's span as a hit, keyed as written.
+    fn push_group(&self, out: &mut Vec<Hit>, m: Match, category: Category) {
+        self.push(
+            out,
+            m.start(),
+            m.end(),
+            category,
+            self.s(m.start(), m.end()),
+        );
+    }
+
+    /// A group's span as a hit, keyed in lower case (names and addresses
+    /// are the same whatever their case).
+    fn push_lower(&self, out: &mut Vec<Hit>, m: Match, category: Category) {
+        let key = self.s(m.start(), m.end()).to_ascii_lowercase();
+        self.push(out, m.start(), m.end(), category, key);
+    }
+
     fn push(&self, out: &mut Vec<Hit>, start: usize, end: usize, category: Category, key: String) {
         out.push(Hit {
             start,
@@ -221,24 +239,12 @@ fn credential_value(f: &Found, v: Match, out: &mut Vec<Hit>) {
     {
         return;
     }
-    f.push(
-        out,
-        v.start(),
-        v.end(),
-        Category::Credential,
-        f.s(v.start(), v.end()),
-    );
+    f.push_group(out, v, Category::Credential);
 }
 
 /// A GPU UUID, keyed in lower case.
 fn gpu_uuid(f: &Found, v: Match, out: &mut Vec<Hit>) {
-    f.push(
-        out,
-        v.start(),
-        v.end(),
-        Category::GpuUuid,
-        f.s(v.start(), v.end()).to_ascii_lowercase(),
-    );
+    f.push_lower(out, v, Category::GpuUuid);
 }
 
 /// `curl -u user:password`: the credential.
@@ -249,13 +255,7 @@ fn curl_user(f: &Found, v: Match, out: &mut Vec<Hit>) {
     if b.iter().all(|c| c.is_ascii_digit() || *c == b':') || b.starts_with(b"$") {
         return;
     }
-    f.push(
-        out,
-        v.start(),
-        v.end(),
-        Category::Credential,
-        f.s(v.start(), v.end()),
-    );
+    f.push_group(out, v, Category::Credential);
 }
 
 /// A known_hosts line: which machines the operator logs in to.
@@ -266,13 +266,7 @@ fn known_host(f: &Found, h: Match, out: &mut Vec<Hit>) {
     if field.split(',').all(super::is_placeholder) {
         return;
     }
-    f.push(
-        out,
-        h.start(),
-        h.end(),
-        Category::Endpoint,
-        f.s(h.start(), h.end()).to_ascii_lowercase(),
-    );
+    f.push_lower(out, h, Category::Endpoint);
 }
 
 /// A MAC address on its own.

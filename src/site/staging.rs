@@ -92,11 +92,7 @@ pub(super) fn absolute(p: &Path) -> Result<PathBuf> {
     let name = p
         .file_name()
         .ok_or_else(|| anyhow::anyhow!("`{}` has no folder name", p.display()))?;
-    let parent = p
-        .parent()
-        .filter(|x| !x.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let parent = parent
+    let parent = layout::parent_of(p)
         .canonicalize()
         .map_err(|_| anyhow::anyhow!("the folder holding `{}` does not exist", p.display()))?;
     Ok(parent.join(name))
