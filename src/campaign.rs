@@ -2,6 +2,8 @@
 //! `campaign.json` into a checked [`Campaign`].
 
 use crate::error::InputError;
+/// The redaction policy is redaction's type; campaign.json holds one.
+pub use crate::redact::Policy;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -25,7 +27,7 @@ pub struct Meta {
     #[serde(default = "default_pages")]
     pub pages: Vec<PageRef>,
     #[serde(default)]
-    pub redaction: Policy,
+    pub redaction: crate::redact::Policy,
     /// Symlinks inside the campaign (exact paths) that may be published,
     /// as copies of what they point to; any other symlink is refused.
     #[serde(default)]
@@ -37,68 +39,6 @@ pub struct Meta {
 pub struct PageRef {
     pub file: String,
     pub title: String,
-}
-
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Policy {
-    #[serde(default)]
-    pub deny: Vec<String>,
-    #[serde(default)]
-    pub patterns: Vec<String>,
-    #[serde(default)]
-    pub allow: Vec<String>,
-    /// Binary files and archives published as they are although the scan
-    /// found something in them: each accepted by path and exact hash, so
-    /// a changed file is scanned and judged again.
-    #[serde(default)]
-    pub binary: Vec<Accepted>,
-}
-
-/// One `redaction.binary` entry: `{"path": "...", "sha256": "..."}`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Accepted {
-    pub path: String,
-    pub sha256: String,
-}
-
-impl<'de> Deserialize<'de> for Accepted {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Entry {
-            path: String,
-            sha256: String,
-        }
-        let v = serde_json::Value::deserialize(d)?;
-        if let serde_json::Value::String(s) = &v {
-            // Plain paths once meant "published unscanned"; every file is
-            // scanned now, and only an exact file can be accepted.
-            return Err(D::Error::custom(format!(
-                "`redaction.binary` entry `{s}` is a plain path; binary files are scanned now, and one with a finding is published only if accepted by its exact hash: write {{\"path\": \"{s}\", \"sha256\": \"<64 hex digits>\"}} (a binary with no finding needs no entry)"
-            )));
-        }
-        let e = Entry::deserialize(v).map_err(D::Error::custom)?;
-        if e.sha256.len() != 64 || !e.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(D::Error::custom(format!(
-                "`redaction.binary` entry `{}`: `sha256` must be 64 hex digits",
-                e.path
-            )));
-        }
-        Ok(Accepted {
-            path: e.path,
-            sha256: e.sha256.to_ascii_lowercase(),
-        })
-    }
-}
-
-impl Policy {
-    /// Does the policy accept this exact file (path and hash) as it is,
-    /// whatever its scan found?
-    pub fn accepts(&self, path: &str, sha256: Option<&str>) -> bool {
-        sha256.is_some_and(|h| self.binary.iter().any(|b| b.path == path && b.sha256 == h))
-    }
 }
 
 fn default_pages() -> Vec<PageRef> {
@@ -113,72 +53,14 @@ fn default_pages() -> Vec<PageRef> {
 pub struct Campaign {
     pub dir: PathBuf,
     pub meta: Meta,
-    /// The metadata as published: every string redacted (set by
-    /// [`crate::public::prepare`]; until then, the same as `meta`).
-    pub public: Meta,
     /// The raw bytes of campaign.json, checked against the manifest later.
     pub meta_sha256: String,
-    /// Page output names and lookups, made once from `public` (so reset
-    /// whenever `public` changes).
-    pub outputs: std::sync::OnceLock<Outputs>,
-}
-
-/// Page output names, and which page a source file or output name is.
-#[derive(Debug, Clone)]
-pub struct Outputs {
-    names: Vec<String>,
-    by_file: std::collections::HashMap<String, usize>,
-    by_output: std::collections::HashMap<String, usize>,
 }
 
 impl Campaign {
     /// Path of a campaign file for messages (as the user named the root).
     pub fn path(&self, rel: &str) -> PathBuf {
         self.dir.join(rel)
-    }
-
-    fn outputs(&self) -> &Outputs {
-        self.outputs.get_or_init(|| {
-            let names: Vec<String> = (0..self.public.pages.len())
-                .map(|i| {
-                    if i == 0 {
-                        "index.html".to_string()
-                    } else {
-                        let stem = self.public.pages[i].file.trim_end_matches(".md");
-                        format!("{stem}.html")
-                    }
-                })
-                .collect();
-            let mut by_file = std::collections::HashMap::new();
-            for (i, p) in self.meta.pages.iter().enumerate() {
-                by_file.entry(p.file.clone()).or_insert(i);
-            }
-            let mut by_output = std::collections::HashMap::new();
-            for (i, n) in names.iter().enumerate() {
-                by_output.entry(n.clone()).or_insert(i);
-            }
-            Outputs {
-                names,
-                by_file,
-                by_output,
-            }
-        })
-    }
-
-    /// The output file name of a page: the first page is `index.html`.
-    pub fn page_output(&self, index: usize) -> String {
-        self.outputs().names[index].clone()
-    }
-
-    /// Output name of the page whose source is `file`, if it is a page.
-    pub fn output_of_page(&self, file: &str) -> Option<String> {
-        let i = *self.outputs().by_file.get(file)?;
-        Some(self.page_output(i))
-    }
-
-    /// Which page is written to `output` (`index.html`, `notes.html`).
-    pub fn page_with_output(&self, output: &str) -> Option<usize> {
-        self.outputs().by_output.get(output).copied()
     }
 }
 
@@ -254,10 +136,8 @@ pub fn load(dir: &Path) -> Result<Campaign> {
     check(&path, &text, &meta)?;
     Ok(Campaign {
         dir: dir.to_path_buf(),
-        public: meta.clone(),
         meta,
         meta_sha256,
-        outputs: std::sync::OnceLock::new(),
     })
 }
 
@@ -332,23 +212,7 @@ fn check(path: &Path, text: &str, meta: &Meta) -> Result<()> {
             return Err(at("pages", format!("page `{}` is listed twice", page.file)));
         }
     }
-    for p in &meta.redaction.patterns {
-        if let Err(e) = crate::redact::check_pattern(p) {
-            let offset = text
-                .find(&serde_json::to_string(p).unwrap_or_default())
-                .unwrap_or(0);
-            return Err(InputError::at_offset(
-                path,
-                text,
-                offset,
-                format!(
-                    "redaction pattern is not a valid regex: {}",
-                    e.lines().last().unwrap_or("")
-                ),
-            )
-            .into());
-        }
-    }
+    meta.redaction.check_patterns(path, text)?;
     Ok(())
 }
 

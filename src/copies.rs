@@ -82,6 +82,16 @@ impl Copies {
     }
 }
 
+/// One file to copy: where it goes, what it is, its verified hash, how.
+struct Planned {
+    /// Path inside the campaign's published folder.
+    published: String,
+    original: String,
+    /// The verified SHA-256 the copy must read.
+    expected: String,
+    mode: Mode,
+}
+
 /// Everything the copy stage reads.
 pub struct Stage<'a> {
     pub redactor: &'a Redactor,
@@ -102,57 +112,76 @@ impl Stage<'_> {
     /// manifest: as verified when nothing was redacted (so its hash is the
     /// sealed one), else rewritten to list the copies as published.
     pub fn copy_campaign(&self, c: &Campaign, e: &Evidence, p: &Public) -> Result<Copies> {
-        let id = c.public.id.as_str();
+        let id = p.meta.id.as_str();
         let same_detector = p.scanned_by == self.redactor.detector.fingerprint();
-        let mut files: Vec<(String, String, String, Mode)> = e
+        let files: Vec<Planned> = e
             .files
             .iter()
             .map(|f| {
                 let published = p.published(&f.path);
-                let mode = copy_mode(p, same_detector, &f.path, &published);
-                let sha = f.sha256.clone().unwrap_or_default();
-                (published, f.path.clone(), sha, mode)
+                Planned {
+                    mode: copy_mode(p, same_detector, &f.path, &published),
+                    published,
+                    original: f.path.clone(),
+                    expected: f.sha256.clone().unwrap_or_default(),
+                }
             })
             .collect();
         // Every copy at once; in the preview, those the served site already
         // has (same verified bytes, copied as they are) are not copied.
         let copied = files
             .par_iter()
-            .map(|(published, original, expected, mode)| {
-                let rel = format!("{id}/{published}");
-                if *mode != Mode::Redact && self.sink.unchanged(&rel, expected) {
-                    let bytes = e.get(original).and_then(|f| f.bytes).unwrap_or(0);
-                    return Ok(Copied {
-                        sha256: expected.clone(),
-                        published_sha256: expected.clone(),
-                        bytes,
-                        published_bytes: bytes,
-                        redactions: Counts::new(),
-                        binary: *mode == Mode::Binary,
-                    });
-                }
-                let to = self.sink.path(&rel)?;
-                let kept = e.kept(original).map(|b| &b[..]);
-                let found = p.hits.get(original).filter(|_| same_detector);
-                let k = match (kept, found) {
-                    (Some(bytes), Some(hits)) if *mode == Mode::Redact => {
-                        public::copy_found(self.redactor, bytes, hits, &to, expected)?
-                    }
-                    _ => {
-                        public::copy(self.redactor, &c.path(original), kept, &to, expected, *mode)?
-                    }
-                };
-                self.sink.unchanged(&rel, &k.published_sha256);
-                Ok(k)
-            })
+            .map(|f| self.copy_file(c, e, p, f, id, same_detector))
             .collect::<Result<Vec<Copied>>>()?;
         let mut out = Copies::default();
-        for ((published, original, _, mode), copied) in files.drain(..).zip(copied) {
-            out.push(self.published(original, published, mode, copied));
+        for (f, copied) in files.into_iter().zip(copied) {
+            out.push(self.published(f.original, f.published, f.mode, copied));
         }
         let manifest = self.copy_manifest(c, e, p, &out, same_detector)?;
         out.push(manifest);
         Ok(out)
+    }
+
+    /// Copy one file into the campaign's folder `id` of staging, unless
+    /// (preview) the served site has it already.
+    fn copy_file(
+        &self,
+        c: &Campaign,
+        e: &Evidence,
+        p: &Public,
+        f: &Planned,
+        id: &str,
+        same_detector: bool,
+    ) -> Result<Copied> {
+        let Planned {
+            published,
+            original,
+            expected,
+            mode,
+        } = f;
+        let rel = format!("{id}/{published}");
+        if *mode != Mode::Redact && self.sink.unchanged(&rel, expected) {
+            let bytes = e.get(original).and_then(|f| f.bytes).unwrap_or(0);
+            return Ok(Copied {
+                sha256: expected.clone(),
+                published_sha256: expected.clone(),
+                bytes,
+                published_bytes: bytes,
+                redactions: Counts::new(),
+                binary: *mode == Mode::Binary,
+            });
+        }
+        let to = self.sink.create(&rel)?;
+        let kept = e.kept(original).map(|b| &b[..]);
+        let found = p.hits.get(original).filter(|_| same_detector);
+        let k = match (kept, found) {
+            (Some(bytes), Some(hits)) if *mode == Mode::Redact => {
+                public::copy_found(self.redactor, bytes, hits, to, expected)?
+            }
+            _ => public::copy(self.redactor, &c.path(original), kept, to, expected, *mode)?,
+        };
+        self.sink.unchanged(&rel, &k.published_sha256);
+        Ok(k)
     }
 
     fn published(&self, original: String, path: String, mode: Mode, copied: Copied) -> Published {
@@ -187,7 +216,7 @@ impl Stage<'_> {
         copies: &Copies,
         same_detector: bool,
     ) -> Result<Published> {
-        let id = c.public.id.as_str();
+        let id = p.meta.id.as_str();
         let name = published_manifest(e.manifest.format).to_string();
         let rel = format!("{id}/{name}");
         let rewrite = copies
@@ -201,7 +230,7 @@ impl Stage<'_> {
                 self.redactor,
                 &c.path(&original),
                 None,
-                &self.sink.path(&rel)?,
+                self.sink.create(&rel)?,
                 &e.manifest.sha256,
                 mode,
             )?;

@@ -85,6 +85,45 @@ pub struct Evidence {
     kept: std::collections::HashMap<String, std::sync::Arc<[u8]>>,
 }
 
+/// A file the preview publishes as it is now although it does not match
+/// the manifest (the author is editing it), with the verdict it had.
+#[derive(Debug, Clone)]
+pub struct Edit {
+    pub path: String,
+    pub verdict: Verdict,
+}
+
+impl Evidence {
+    /// The preview's evidence, made once by the verify stage: modified and
+    /// unlisted files taken as they are now, missing ones forgotten, so
+    /// the pages show the author's edits; each is returned as an [`Edit`]
+    /// beside it. Unsafe, duplicate and unreadable entries still fail.
+    pub fn accept_edits(mut self) -> (Evidence, Vec<Edit>) {
+        let mut edits = Vec::new();
+        self.files.retain_mut(|f| match f.verdict {
+            Verdict::Modified | Verdict::SizeMismatch | Verdict::Unlisted => {
+                edits.push(Edit {
+                    path: f.path.clone(),
+                    verdict: f.verdict,
+                });
+                f.verdict = Verdict::Ok;
+                f.expected_sha256 = f.sha256.clone();
+                f.expected_bytes = f.bytes;
+                true
+            }
+            Verdict::Missing => {
+                edits.push(Edit {
+                    path: f.path.clone(),
+                    verdict: f.verdict,
+                });
+                false
+            }
+            _ => true,
+        });
+        (self, edits)
+    }
+}
+
 /// Files up to this size are kept in memory after hashing...
 pub const KEEP_FILE: u64 = 1 << 20;
 /// ...until this much is kept (in all campaigns of a build); larger files
@@ -161,19 +200,21 @@ enum Kind {
 
 /// What a check may take beyond the defaults.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct Options<'a> {
     /// Symlinks inside the folder that count as the file they point to
     /// (campaign.json's `symlinks`); others are refused.
     pub symlinks: Vec<String>,
     /// Folders whose contents are checked only where the manifest lists
     /// them (a site's campaign folders, which their own SHA256SUMS covers).
     pub listed_only: Vec<String>,
+    /// Hashes of files unchanged since an earlier build (the preview).
+    pub hashes: Option<&'a HashCache>,
 }
 
 /// The [`Options`] of the campaign in `dir`: the symlinks its
 /// campaign.json lets through. A campaign.json that does not load lets
 /// none (its own check reports it).
-pub fn campaign_options(dir: &Path) -> Options {
+pub fn campaign_options(dir: &Path) -> Options<'static> {
     let symlinks = crate::campaign::load(dir)
         .map(|c| c.meta.symlinks)
         .unwrap_or_default();
@@ -205,7 +246,8 @@ pub fn verify_within(
     verify_with(dir, manifest, exclude, budget, &Options::default())
 }
 
-/// [`verify_within`] with [`Options`].
+/// [`verify_within`] with [`Options`]: every listed file judged against
+/// its entry, every unlisted one reported, and those on disk hashed.
 pub fn verify_with(
     dir: &Path,
     manifest: Manifest,
@@ -214,6 +256,63 @@ pub fn verify_with(
     opts: &Options,
 ) -> anyhow::Result<Evidence> {
     let mut disk = walk(dir, opts)?;
+    add_listed_only(dir, &manifest, opts, &mut disk)?;
+    let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
+    for e in &manifest.entries {
+        counts.entry(e.path.as_str()).or_default().push(e);
+    }
+    let mut files: Vec<FileCheck> = Vec::new();
+    let mut to_hash: Vec<usize> = Vec::new();
+    let mut listed = Listed {
+        manifest: &manifest,
+        disk: &disk,
+        counts: &counts,
+        by_case: None,
+    };
+    for (path, entries) in &counts {
+        let check = listed.check(path, entries);
+        if check.verdict == Verdict::Ok {
+            to_hash.push(files.len());
+        }
+        files.push(check);
+    }
+    for (path, (kind, detail)) in &disk {
+        if counts.contains_key(path.as_str())
+            || exclude.contains(&path.as_str())
+            || *kind == Kind::Dir
+        {
+            continue;
+        }
+        let check = unlisted(path, *kind, detail);
+        if check.verdict == Verdict::Unlisted && *kind == Kind::File {
+            to_hash.push(files.len());
+        }
+        files.push(check);
+    }
+    let kept = hash_all(dir, &mut files, &to_hash, budget, opts.hashes);
+    note_renames(&mut files);
+    refuse_lookalikes(&mut files, &disk, &counts);
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Evidence {
+        dir: dir.to_path_buf(),
+        manifest,
+        files,
+        kept,
+    })
+}
+
+/// What [`walk`] found on disk: relative path -> kind and why it cannot
+/// be read, if so.
+type Disk = BTreeMap<String, (Kind, Option<String>)>;
+
+/// Entries under `opts.listed_only` folders, which [`walk`] does not
+/// enter: looked up one by one.
+fn add_listed_only(
+    dir: &Path,
+    manifest: &Manifest,
+    opts: &Options,
+    disk: &mut Disk,
+) -> anyhow::Result<()> {
     for e in &manifest.entries {
         let under_skipped = opts.listed_only.iter().any(|d| {
             e.path
@@ -233,16 +332,22 @@ pub fn verify_with(
             }
         }
     }
-    let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
-    for e in &manifest.entries {
-        counts.entry(e.path.as_str()).or_default().push(e);
-    }
+    Ok(())
+}
 
-    let mut files: Vec<FileCheck> = Vec::new();
-    let mut to_hash: Vec<usize> = Vec::new();
-    // Disk names by lower case, made when a file is first found missing.
-    let mut by_case = None;
-    for (path, entries) in &counts {
+/// The listed files' checks before hashing.
+struct Listed<'a> {
+    manifest: &'a Manifest,
+    disk: &'a Disk,
+    counts: &'a BTreeMap<&'a str, Vec<&'a crate::manifest::Entry>>,
+    /// Disk names by lower case, made when a file is first found missing.
+    by_case: Option<std::collections::HashMap<String, Vec<&'a String>>>,
+}
+
+impl Listed<'_> {
+    /// A listed file's check: a verdict other than ok is final; ok means
+    /// it is a file on disk, to be hashed.
+    fn check(&mut self, path: &str, entries: &[&crate::manifest::Entry]) -> FileCheck {
         let first = entries[0];
         let mut check = FileCheck {
             path: path.to_string(),
@@ -253,112 +358,122 @@ pub fn verify_with(
             bytes: None,
             detail: None,
         };
-        if entries.len() > 1 {
+        let (verdict, detail) = if entries.len() > 1 {
             let agree = entries
                 .iter()
                 .all(|e| e.sha256 == first.sha256 && e.bytes == first.bytes);
-            check.verdict = Verdict::DuplicateEntry;
-            check.detail = Some(format!(
+            let detail = format!(
                 "listed {} times{}",
                 entries.len(),
                 if agree { "" } else { " with different hashes" }
-            ));
-        } else if let Some(why) = unsafe_reason(path, &manifest.name) {
-            check.verdict = Verdict::UnsafePath;
-            check.detail = Some(why.to_string());
+            );
+            (Verdict::DuplicateEntry, Some(detail))
+        } else if let Some(why) = unsafe_reason(path, &self.manifest.name) {
+            (Verdict::UnsafePath, Some(why.to_string()))
         } else if let Some(why) = crate::campaign::name_problem(path) {
-            check.verdict = Verdict::UnsafePath;
-            check.detail = Some(why);
+            (Verdict::UnsafePath, Some(why))
         } else {
-            match disk.get(*path).map(|(k, _)| *k) {
-                None => {
-                    check.verdict = Verdict::Missing;
-                    let by_case = by_case.get_or_insert_with(|| {
-                        let mut m: std::collections::HashMap<String, Vec<&String>> =
-                            std::collections::HashMap::new();
-                        for k in disk.keys() {
-                            m.entry(k.to_ascii_lowercase()).or_default().push(k);
-                        }
-                        m
-                    });
-                    if let Some(other) = by_case
-                        .get(&path.to_ascii_lowercase())
-                        .into_iter()
-                        .flatten()
-                        .find(|k| !counts.contains_key(k.as_str()))
-                    {
-                        check.detail = Some(format!("`{other}` differs only in case"));
-                    }
-                }
-                Some(Kind::Dir) => {
-                    check.verdict = Verdict::Missing;
-                    check.detail = Some("a folder is there, not a file".into());
-                }
-                Some(Kind::SymlinkOutside) => {
-                    check.verdict = Verdict::UnsafePath;
-                    check.detail = Some("symlink pointing outside the folder".into());
-                }
-                Some(Kind::SymlinkInside) => {
-                    check.verdict = Verdict::UnsafePath;
-                    check.detail = Some(SYMLINK_INSIDE.into());
-                }
-                Some(Kind::Other | Kind::Special) => {
-                    check.verdict = Verdict::Unreadable;
-                    let what = disk.get(*path).and_then(|(_, d)| d.clone());
-                    check.detail = what.or_else(|| Some("not a regular file".into()));
-                }
-                Some(Kind::File) => to_hash.push(files.len()),
-            }
-        }
-        files.push(check);
-    }
-    for (path, (kind, detail)) in &disk {
-        if counts.contains_key(path.as_str())
-            || exclude.contains(&path.as_str())
-            || *kind == Kind::Dir
-        {
-            continue;
-        }
-        let mut check = FileCheck {
-            path: path.clone(),
-            verdict: Verdict::Unlisted,
-            expected_sha256: None,
-            expected_bytes: None,
-            sha256: None,
-            bytes: None,
-            detail: detail.clone(),
+            self.on_disk(path)
         };
-        let bad_name = if detail.is_none() {
-            crate::campaign::name_problem(path)
-        } else {
-            None
-        };
-        match kind {
-            Kind::SymlinkOutside => {
-                check.verdict = Verdict::UnsafePath;
-                check.detail = Some("unlisted symlink pointing outside the folder".into());
-            }
-            Kind::SymlinkInside => {
-                check.verdict = Verdict::UnsafePath;
-                check.detail = Some(SYMLINK_INSIDE.into());
-            }
-            _ if bad_name.is_some() => {
-                check.verdict = Verdict::UnsafePath;
-                check.detail = bad_name;
-            }
-            Kind::File => to_hash.push(files.len()),
-            Kind::Special => check.verdict = Verdict::Unreadable,
-            _ => {}
-        }
-        files.push(check);
+        check.verdict = verdict;
+        check.detail = detail;
+        check
     }
 
-    let progress = Progress::new(dir, &files, &to_hash);
-    type Job = (usize, Result<Hashed, String>);
-    let hashed: Vec<Job> = to_hash
+    /// What is on disk at a listed path.
+    fn on_disk(&mut self, path: &str) -> (Verdict, Option<String>) {
+        match self.disk.get(path).map(|(k, _)| *k) {
+            None => (Verdict::Missing, self.other_case(path)),
+            Some(Kind::Dir) => (
+                Verdict::Missing,
+                Some("a folder is there, not a file".into()),
+            ),
+            Some(Kind::SymlinkOutside) => (
+                Verdict::UnsafePath,
+                Some("symlink pointing outside the folder".into()),
+            ),
+            Some(Kind::SymlinkInside) => (Verdict::UnsafePath, Some(SYMLINK_INSIDE.into())),
+            Some(Kind::Other | Kind::Special) => {
+                let what = self.disk.get(path).and_then(|(_, d)| d.clone());
+                (
+                    Verdict::Unreadable,
+                    what.or_else(|| Some("not a regular file".into())),
+                )
+            }
+            Some(Kind::File) => (Verdict::Ok, None),
+        }
+    }
+
+    /// A missing file's unlisted namesake but for case, if any.
+    fn other_case(&mut self, path: &str) -> Option<String> {
+        let disk = self.disk;
+        let by_case = self.by_case.get_or_insert_with(|| {
+            let mut m: std::collections::HashMap<String, Vec<&String>> =
+                std::collections::HashMap::new();
+            for k in disk.keys() {
+                m.entry(k.to_ascii_lowercase()).or_default().push(k);
+            }
+            m
+        });
+        by_case
+            .get(&path.to_ascii_lowercase())
+            .into_iter()
+            .flatten()
+            .find(|k| !self.counts.contains_key(k.as_str()))
+            .map(|other| format!("`{other}` differs only in case"))
+    }
+}
+
+/// An unlisted file's check before hashing: unlisted, unless its kind or
+/// name makes it unsafe or unreadable.
+fn unlisted(path: &str, kind: Kind, detail: &Option<String>) -> FileCheck {
+    let mut check = FileCheck {
+        path: path.to_string(),
+        verdict: Verdict::Unlisted,
+        expected_sha256: None,
+        expected_bytes: None,
+        sha256: None,
+        bytes: None,
+        detail: detail.clone(),
+    };
+    let bad_name = if detail.is_none() {
+        crate::campaign::name_problem(path)
+    } else {
+        None
+    };
+    match kind {
+        Kind::SymlinkOutside => {
+            check.verdict = Verdict::UnsafePath;
+            check.detail = Some("unlisted symlink pointing outside the folder".into());
+        }
+        Kind::SymlinkInside => {
+            check.verdict = Verdict::UnsafePath;
+            check.detail = Some(SYMLINK_INSIDE.into());
+        }
+        _ if bad_name.is_some() => {
+            check.verdict = Verdict::UnsafePath;
+            check.detail = bad_name;
+        }
+        Kind::Special => check.verdict = Verdict::Unreadable,
+        _ => {}
+    }
+    check
+}
+
+/// Hash the files at `to_hash` on every core and judge each; returns the
+/// bytes of the small files kept.
+fn hash_all(
+    dir: &Path,
+    files: &mut [FileCheck],
+    to_hash: &[usize],
+    budget: &std::sync::atomic::AtomicU64,
+    hashes: Option<&HashCache>,
+) -> std::collections::HashMap<String, std::sync::Arc<[u8]>> {
+    let progress = Progress::new(dir, files, to_hash);
+    let hashed: Vec<(usize, Result<Hashed, String>)> = to_hash
         .par_iter()
         .map(|&i| {
-            let r = hash_stable(&dir.join(&files[i].path), &progress, budget);
+            let r = hash_stable(&dir.join(&files[i].path), &progress, budget, hashes);
             (i, r)
         })
         .collect();
@@ -381,15 +496,7 @@ pub fn verify_with(
             }
         }
     }
-    note_renames(&mut files);
-    refuse_lookalikes(&mut files, &disk, &counts);
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Evidence {
-        dir: dir.to_path_buf(),
-        manifest,
-        files,
-        kept,
-    })
+    kept
 }
 
 fn judge(f: &mut FileCheck, sha: &str, bytes: u64) {
@@ -553,15 +660,25 @@ fn stamp_of(m: &std::fs::Metadata) -> Stamp {
     (m.len(), m.modified().ok(), ctime, ctime_ns, ino)
 }
 
-/// Hashes kept between builds in one process (`exhibit serve`), so an edit
-/// rehashes only the files it touched. Off unless [`reuse_hashes`] is called.
-static HASHES: std::sync::OnceLock<std::sync::Mutex<BTreeMap<PathBuf, (Stamp, String)>>> =
-    std::sync::OnceLock::new();
+/// Hashes kept between builds (`exhibit serve`'s [`crate::site::BuildCache`]),
+/// keyed by path and [`Stamp`], so an edit rehashes only the files it
+/// touched. A one-shot build has none.
+#[derive(Debug, Default)]
+pub struct HashCache(std::sync::Mutex<BTreeMap<PathBuf, (Stamp, String)>>);
 
-/// Keep file hashes between builds of this process, keyed by path and
-/// [`Stamp`]; for the preview server, which rebuilds after every save.
-pub fn reuse_hashes() {
-    HASHES.get_or_init(Default::default);
+impl HashCache {
+    fn known(&self, path: &Path, stamp: &Stamp) -> Option<String> {
+        let known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known
+            .get(path)
+            .filter(|(s, _)| s == stamp)
+            .map(|(_, sha)| sha.clone())
+    }
+
+    fn remember(&self, path: &Path, stamp: Stamp, sha256: &str) {
+        let mut known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known.insert(path.to_path_buf(), (stamp, sha256.to_string()));
+    }
 }
 
 /// A file's hash, size and, when small enough and within budget, its bytes.
@@ -575,18 +692,16 @@ fn hash_stable(
     path: &Path,
     progress: &Progress,
     budget: &std::sync::atomic::AtomicU64,
+    hashes: Option<&HashCache>,
 ) -> Result<Hashed, String> {
     use std::sync::atomic::Ordering;
     let before = stamp(path).map_err(io_reason)?;
-    if let Some(cache) = HASHES.get() {
-        let known = cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((s, sha)) = known.get(path).filter(|(s, _)| *s == before) {
-            return Ok(Hashed {
-                sha256: sha.clone(),
-                bytes: s.0,
-                content: None,
-            });
-        }
+    if let Some(sha256) = hashes.and_then(|h| h.known(path, &before)) {
+        return Ok(Hashed {
+            sha256,
+            bytes: before.0,
+            content: None,
+        });
     }
     // Small files are read whole and kept while the budget lasts.
     let keep = before.0 <= KEEP_FILE
@@ -617,9 +732,8 @@ fn hash_stable(
     if before != after || before.0 != bytes {
         return Err("changed while being read".into());
     }
-    if let Some(cache) = HASHES.get() {
-        let mut known = cache.lock().unwrap_or_else(|e| e.into_inner());
-        known.insert(path.to_path_buf(), (before, sha.clone()));
+    if let Some(h) = hashes {
+        h.remember(path, before, &sha);
     }
     Ok(Hashed {
         sha256: sha,

@@ -1,16 +1,23 @@
 //! exhibit: a folder of sanitized benchmark-campaign artifacts in, a verified
 //! static publication out.
 //!
-//! The pipeline, one stage per module, data flowing one way:
-//! [`campaign`] (find and load campaigns) -> [`manifest`] + [`evidence`]
-//! (hash and verify every file) -> [`public`] (scan every file, number
-//! private values, redact names) -> [`copies`] (publish every file,
-//! redacted, before any page: pages show the copies' hashes; [`commit`]
-//! ties redacted copies to their originals for key holders) -> [`page`] (Markdown and `exhibit` blocks,
-//! reading [`data`] through [`expr`]) -> [`blocks`] (cards, tables, charts,
-//! ledgers as HTML/SVG) -> [`render`] (tera templates) -> [`site`] (write,
-//! SHA256SUMS, audit.json, [`gate`] refusing script, swap in; [`single`] for the one-file copy). [`verify`] and [`seal`] reuse the
-//! evidence stage; [`cli`] sits at the edge.
+//! The pipeline, one stage per module, data flowing one way (the stages,
+//! the value each hands the next and where state lives: ARCHITECTURE.md):
+//! [`campaign`] (find and load campaigns, as loaded) -> [`manifest`] +
+//! [`evidence`] (hash and verify every file) -> [`public`] (scan every
+//! file, number private values with [`redact`]: the public view of
+//! names, metadata and page names) -> [`copies`] (publish every file,
+//! redacted, through the [`sink`] before any page: pages show the copies'
+//! hashes; [`commit`] ties redacted copies to their originals for key
+//! holders) -> [`page`] (Markdown and `exhibit` blocks, reading [`data`]
+//! through [`expr`]) -> [`blocks`] (cards, tables, charts, ledgers as
+//! HTML/SVG) -> [`render`] (tera templates) -> [`site`] (the build, one
+//! file per stage: write, SHA256SUMS, audit.json, rescan, [`gate`]
+//! refusing script, swap in; [`single`] for the one-file copy). The names
+//! of what a build writes are in [`layout`], which [`verify`], [`seal`]
+//! and [`serve`] read too; [`verify`] and [`seal`] reuse the evidence
+//! stage; [`serve`] owns the [`site::BuildCache`]; [`cli`] sits at the
+//! edge.
 
 pub mod blocks;
 pub mod campaign;
@@ -26,6 +33,7 @@ pub mod fsx;
 pub mod gate;
 pub mod hash;
 pub mod html;
+pub mod layout;
 pub mod manifest;
 pub mod new;
 pub mod page;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer};
 use std::path::Path;
 
 pub const JSON_NAME: &str = "manifest.json";
-pub const SUMS_NAME: &str = "SHA256SUMS";
+pub const SUMS_NAME: &str = crate::layout::SUMS;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

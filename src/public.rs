@@ -7,16 +7,23 @@ use crate::campaign::{self, Campaign};
 use crate::error::EvidenceFailed;
 use crate::evidence::Evidence;
 use crate::redact::{scan, Counts, Redactor};
+use crate::sink::Staged;
 use anyhow::Result;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
-/// One campaign as the public will see it.
+/// One campaign as the public will see it: made by [`prepare`] from the
+/// campaign as loaded (which it leaves as it is) and passed to every later
+/// stage.
 #[derive(Debug, Default)]
 pub struct Public {
+    /// The metadata as published: every string redacted.
+    pub meta: campaign::Meta,
+    /// Page output names, from the redacted page file names.
+    outputs: Outputs,
     /// original path -> public path (redacted; before any `.txt` rename)
     names: BTreeMap<String, String>,
     /// public path -> original path
@@ -49,6 +56,60 @@ impl Public {
     pub fn original<'a>(&'a self, name: &'a str) -> &'a str {
         self.reverse.get(name).map_or(name, |s| s.as_str())
     }
+
+    /// The output file name of a page: the first page is `index.html`.
+    pub fn page_output(&self, index: usize) -> String {
+        self.outputs.names[index].clone()
+    }
+
+    /// Output name of the page whose source is `file`, if it is a page.
+    pub fn output_of_page(&self, file: &str) -> Option<String> {
+        let i = *self.outputs.by_file.get(file)?;
+        Some(self.page_output(i))
+    }
+
+    /// Which page is written to `output` (`index.html`, `notes.html`).
+    pub fn page_with_output(&self, output: &str) -> Option<usize> {
+        self.outputs.by_output.get(output).copied()
+    }
+}
+
+/// Page output names, and which page a source file or output name is.
+#[derive(Debug, Clone, Default)]
+struct Outputs {
+    names: Vec<String>,
+    by_file: HashMap<String, usize>,
+    by_output: HashMap<String, usize>,
+}
+
+impl Outputs {
+    /// Output names from the published page names (`public`), looked up
+    /// by the loaded ones (`meta`).
+    fn new(meta: &campaign::Meta, public: &campaign::Meta) -> Self {
+        let names: Vec<String> = (0..public.pages.len())
+            .map(|i| {
+                if i == 0 {
+                    crate::layout::INDEX_PAGE.to_string()
+                } else {
+                    let stem = public.pages[i].file.trim_end_matches(".md");
+                    format!("{stem}.html")
+                }
+            })
+            .collect();
+        let mut by_file = HashMap::new();
+        for (i, p) in meta.pages.iter().enumerate() {
+            by_file.entry(p.file.clone()).or_insert(i);
+        }
+        let mut by_output = HashMap::new();
+        for (i, n) in names.iter().enumerate() {
+            by_output.entry(n.clone()).or_insert(i);
+        }
+        Outputs {
+            names,
+            by_file,
+            by_output,
+        }
+    }
 }
 
 /// Files of a campaign in the order their values are numbered:
@@ -66,19 +127,28 @@ fn order(c: &Campaign, e: &Evidence) -> Vec<String> {
     files
 }
 
-/// Scans kept between builds in one process (`exhibit serve`), by
-/// detector and file hash; off unless [`reuse_scans`] is called.
-type ScanCache = std::collections::HashMap<(String, String), scan::Scanned>;
-static SCANS: std::sync::OnceLock<std::sync::Mutex<ScanCache>> = std::sync::OnceLock::new();
+/// Input scans kept between builds (`exhibit serve`'s
+/// [`crate::site::BuildCache`]), by detector fingerprint and file hash: a
+/// file whose verified hash is unchanged is not scanned again by the same
+/// detector. A one-shot build has none.
+#[derive(Default)]
+pub struct ScanCache(std::sync::Mutex<HashMap<(String, String), scan::Scanned>>);
 
-/// Keep input scans between builds of this process: a file whose verified
-/// hash is unchanged is not scanned again by the same detector.
-pub fn reuse_scans() {
-    SCANS.get_or_init(Default::default);
+impl ScanCache {
+    fn get(&self, key: &(String, String)) -> Option<scan::Scanned> {
+        let known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known.get(key).cloned()
+    }
+
+    fn insert(&self, key: (String, String), scanned: &scan::Scanned) {
+        let mut known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known.insert(key, scanned.clone());
+    }
 }
 
 fn scan_input(
     r: &Redactor,
+    scans: Option<&ScanCache>,
     path: &Path,
     sha256: Option<&str>,
     kept: Option<&[u8]>,
@@ -87,18 +157,15 @@ fn scan_input(
         Some(bytes) => scan::scan_file_named(&r.detector, bytes, path),
         None => scan_verified(r, path, sha256),
     };
-    let (Some(cache), Some(sha)) = (SCANS.get(), sha256) else {
+    let (Some(cache), Some(sha)) = (scans, sha256) else {
         return scan();
     };
     let key = (r.detector.fingerprint(), sha.to_string());
-    if let Some(s) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(s.clone());
+    if let Some(s) = cache.get(&key) {
+        return Ok(s);
     }
     let scanned = scan()?;
-    cache
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, scanned.clone());
+    cache.insert(key, &scanned);
     Ok(scanned)
 }
 
@@ -144,33 +211,49 @@ fn scan_verified(r: &Redactor, path: &Path, sha256: Option<&str>) -> Result<scan
     Ok(scanned)
 }
 
-/// Scan every file of every campaign and number what was found.
-/// Sets each campaign's `public` metadata.
+/// One file to scan: campaign index and path, in numbering order.
+struct Job {
+    campaign: usize,
+    file: String,
+}
+
+/// Scan every file of every campaign and number what was found, then
+/// make each campaign's public view: redacted file names and metadata,
+/// page output names. The campaigns stay as loaded.
 pub fn prepare(
-    campaigns: &mut [Campaign],
+    campaigns: &[Campaign],
     evidences: &[Evidence],
     r: &Redactor,
+    scans: Option<&ScanCache>,
 ) -> Result<Vec<Public>> {
-    let cs: &[Campaign] = campaigns;
-    let jobs: Vec<(usize, String)> = cs
+    let jobs: Vec<Job> = campaigns
         .iter()
         .zip(evidences)
         .enumerate()
-        .flat_map(|(i, (c, e))| order(c, e).into_iter().map(move |f| (i, f)))
+        .flat_map(|(i, (c, e))| {
+            order(c, e)
+                .into_iter()
+                .map(move |file| Job { campaign: i, file })
+        })
         .collect();
     let scanned: Vec<Result<scan::Scanned>> = jobs
         .par_iter()
-        .map(|(i, f)| {
-            let e = &evidences[*i];
+        .map(|job| {
+            let (c, e, f) = (
+                &campaigns[job.campaign],
+                &evidences[job.campaign],
+                &job.file,
+            );
             scan_input(
                 r,
-                &cs[*i].path(f),
+                scans,
+                &c.path(f),
                 e.verified_sha256(f),
                 e.kept(f).map(|b| &b[..]),
             )
         })
         .collect();
-    let mut publics: Vec<Public> = cs
+    let mut publics: Vec<Public> = campaigns
         .iter()
         .map(|_| Public {
             scanned_by: r.detector.fingerprint(),
@@ -179,76 +262,113 @@ pub fn prepare(
         .collect();
     // File names are read one by one only if one of them could hold a
     // value; each is also tried as an absolute path (`home/alice/...`).
-    let rooted: Vec<String> = jobs.iter().map(|(_, f)| format!("/{f}")).collect();
+    let rooted: Vec<String> = jobs.iter().map(|j| format!("/{}", j.file)).collect();
     let check_names = r
         .detector
         .any_candidate_in(rooted.iter().map(String::as_str));
-    let (mut refused, mut accept) = (String::new(), Vec::new());
-    for ((i, f), s) in jobs.iter().zip(scanned) {
-        let s = s?;
-        let c = &cs[*i];
+    let mut refused = Refused::default();
+    for (job, s) in jobs.iter().zip(scanned) {
+        let (c, e) = (&campaigns[job.campaign], &evidences[job.campaign]);
         if check_names {
-            r.register_name(f);
+            r.register_name(&job.file);
         }
+        publics[job.campaign].take_scan(c, e, r, &job.file, s?, &mut refused);
+    }
+    refused.check()?;
+    for ((c, e), p) in campaigns.iter().zip(evidences).zip(&mut publics) {
+        p.name_files(c, e, r, check_names);
+        let mut v = serde_json::to_value(&c.meta)?;
+        r.redact_value(&mut v, &mut Counts::new());
+        p.meta = serde_json::from_value(v)?;
+        p.outputs = Outputs::new(&c.meta, &p.meta);
+    }
+    Ok(publics)
+}
+
+/// Binaries and archives whose findings cannot be redacted in place.
+#[derive(Default)]
+struct Refused {
+    /// The report's lines: file, place and category.
+    lines: String,
+    /// The `redaction.binary` entries that would accept them.
+    accept: Vec<String>,
+}
+
+impl Refused {
+    fn check(self) -> Result<()> {
+        if self.lines.is_empty() {
+            return Ok(());
+        }
+        Err(EvidenceFailed {
+            report: format!(
+                "refusing to publish files whose private values cannot be redacted in place:\n{}\nremove the values from these files, or accept each exact file as it is under `redaction.binary` in {}: [{}]",
+                self.lines.trim_end(),
+                campaign::META_NAME,
+                self.accept.join(", ")
+            ),
+        }
+        .into())
+    }
+}
+
+impl Public {
+    /// Record what the input scan found in file `f`: binaries are
+    /// published as they are (or refused), text is numbered and its hits
+    /// kept for the copy.
+    fn take_scan(
+        &mut self,
+        c: &Campaign,
+        e: &Evidence,
+        r: &Redactor,
+        f: &str,
+        s: scan::Scanned,
+        refused: &mut Refused,
+    ) {
         if s.binary || !s.skipped.is_empty() {
             // Not text: published only as it is, so only if nothing was
             // found in it (or the policy accepts these exact bytes).
-            let sha = evidences[*i].verified_sha256(f);
+            let sha = e.verified_sha256(f);
             if (s.found() || !s.skipped.is_empty()) && !c.meta.redaction.accepts(f, sha) {
                 let shown = scan::mask(&r.detector, &c.path(f).display().to_string());
-                refused.push_str(&refusal(&shown, &s));
-                accept.push(format!(
+                refused.lines.push_str(&refusal(&shown, &s));
+                refused.accept.push(format!(
                     "{{\"path\": \"{}\", \"sha256\": \"{}\"}}",
                     scan::mask(&r.detector, f),
                     sha.unwrap_or("<its SHA-256>")
                 ));
             }
-            publics[*i].binary.insert(f.clone());
-            continue;
+            self.binary.insert(f.to_string());
+            return;
         }
         if s.hits.is_empty() {
-            publics[*i].clean.insert(f.clone());
+            self.clean.insert(f.to_string());
         }
         let hits: Vec<_> = s.hits.into_iter().map(|(_, _, h)| h).collect();
         r.register(&hits);
         // One chunk of plain bytes: the hits are spans of the file itself.
-        let kept = evidences[*i].kept(f);
+        let kept = e.kept(f);
         if !hits.is_empty()
             && kept.is_some_and(|b| {
                 b.len() < scan::CHUNK
                     && scan::Kind::of(&b[..b.len().min(scan::HEAD)]) == scan::Kind::Text
             })
         {
-            publics[*i].hits.insert(f.clone(), hits);
+            self.hits.insert(f.to_string(), hits);
         }
     }
-    if !refused.is_empty() {
-        return Err(EvidenceFailed {
-            report: format!(
-                "refusing to publish files whose private values cannot be redacted in place:\n{}\nremove the values from these files, or accept each exact file as it is under `redaction.binary` in {}: [{}]",
-                refused.trim_end(),
-                campaign::META_NAME,
-                accept.join(", ")
-            ),
-        }
-        .into());
-    }
-    for ((c, e), p) in campaigns.iter_mut().zip(evidences).zip(&mut publics) {
+
+    /// Every file's public name (redacted when a name could hold a value).
+    fn name_files(&mut self, c: &Campaign, e: &Evidence, r: &Redactor, check_names: bool) {
         for f in order(c, e) {
             let public = if check_names {
                 r.redact_name(&f).into_owned()
             } else {
                 f.clone()
             };
-            p.reverse.insert(public.clone(), f.clone());
-            p.names.insert(f, public);
+            self.reverse.insert(public.clone(), f.clone());
+            self.names.insert(f, public);
         }
-        let mut v = serde_json::to_value(&c.meta)?;
-        r.redact_value(&mut v, &mut Counts::new());
-        c.public = serde_json::from_value(v)?;
-        c.outputs = std::sync::OnceLock::new();
     }
-    Ok(publics)
 }
 
 /// The lines of a refusal for one binary or archive: where each finding
@@ -300,12 +420,13 @@ pub fn copy_found(
     r: &Redactor,
     bytes: &[u8],
     hits: &[crate::redact::Hit],
-    to: &Path,
+    mut to: Staged,
     expected: &str,
 ) -> Result<Copied> {
     let mut counts = Counts::new();
     let published = r.replace(bytes, hits, &mut counts);
-    crate::fsx::write(to, &published)?;
+    to.write_all(&published)?;
+    to.finish()?;
     Ok(Copied {
         sha256: expected.to_string(),
         published_sha256: crate::hash::sha256_bytes(&published),
@@ -338,7 +459,7 @@ pub fn copy(
     r: &Redactor,
     from: &Path,
     kept: Option<&[u8]>,
-    to: &Path,
+    mut to: Staged,
     expected: &str,
     mode: Mode,
 ) -> Result<Copied> {
@@ -351,18 +472,13 @@ pub fn copy(
         hash: Sha256::new(),
         bytes: 0,
     };
-    // The caller has made the folder.
-    let file = std::fs::File::create(to)
-        .map_err(|e| anyhow::anyhow!("failed to create `{}`: {e}", to.display()))?;
-    let mut out = std::io::BufWriter::new(file);
     let (mut publ, mut published_bytes) = (Sha256::new(), 0u64);
     let mut counts = Counts::new();
-    let write_err = |e: std::io::Error| anyhow::anyhow!("failed to write `{}`: {e}", to.display());
     let read_err = |e: anyhow::Error| anyhow::anyhow!("failed to read `{}`: {e}", from.display());
     let mut write = |bytes: &[u8]| -> Result<()> {
         publ.update(bytes);
         published_bytes += bytes.len() as u64;
-        out.write_all(bytes).map_err(write_err)
+        to.write_all(bytes)
     };
     if mode == Mode::Redact {
         let view = scan::View::of(from);
@@ -386,7 +502,7 @@ pub fn copy(
     }
     // Read to the end whatever the copy left unread.
     std::io::copy(&mut reader, &mut std::io::sink())?;
-    out.flush().map_err(write_err)?;
+    to.finish()?;
     let sha256 = crate::hash::hex(&reader.hash.finalize());
     if sha256 != expected {
         return Err(EvidenceFailed {

@@ -104,6 +104,19 @@ impl<'a> Sink<'a> {
         Ok(true)
     }
 
+    /// Open `rel` in staging for writing, for a copy streamed through
+    /// (see [`Staged`]); the caller records its hash with
+    /// [`Sink::unchanged`] once known.
+    pub fn create(&self, rel: &str) -> Result<Staged> {
+        let path = self.path(rel)?;
+        let file = std::fs::File::create(&path)
+            .map_err(|e| anyhow::anyhow!("failed to create `{}`: {e}", path.display()))?;
+        Ok(Staged {
+            out: std::io::BufWriter::new(file),
+            path,
+        })
+    }
+
     /// Every file of the new site.
     pub fn into_files(self) -> Files {
         self.files.into_inner().unwrap_or_else(|e| e.into_inner())
@@ -151,5 +164,28 @@ impl<'a> Sink<'a> {
             crate::fsx::rename(&self.staging.join(rel), &target)?;
         }
         crate::fsx::remove_tree(&self.staging)
+    }
+}
+
+/// A file of the site being written into staging, opened by
+/// [`Sink::create`]: copies stream through it rather than writing files
+/// of their own.
+pub struct Staged {
+    path: PathBuf,
+    out: std::io::BufWriter<std::fs::File>,
+}
+
+impl Staged {
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        std::io::Write::write_all(&mut self.out, bytes).map_err(|e| self.failed(e))
+    }
+
+    /// Flush what is buffered; the file is complete.
+    pub fn finish(mut self) -> Result<()> {
+        std::io::Write::flush(&mut self.out).map_err(|e| self.failed(e))
+    }
+
+    fn failed(&self, e: std::io::Error) -> anyhow::Error {
+        anyhow::anyhow!("failed to write `{}`: {e}", self.path.display())
     }
 }

@@ -72,12 +72,12 @@ pub fn verify(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
     }
     let has = |n: &str| path.join(n).is_file();
     // A site's root carries a SHA256SUMS too: look for the marker first.
-    if has(crate::site::MARKER) {
+    if has(crate::layout::MARKER) {
         return site(path, pins);
     }
     // A published campaign carries its source manifest too; its SHA256SUMS
     // (beside audit.json) is the one that covers what was published.
-    if has(manifest::SUMS_NAME) && has("audit.json") {
+    if has(manifest::SUMS_NAME) && has(crate::layout::AUDIT) {
         let id = folder_name(path);
         check_pins(pins, std::slice::from_ref(&id))?;
         return Ok(vec![published(path, pin_for(pins, &id, 1))?]);
@@ -179,7 +179,7 @@ fn site(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
 fn published(dir: &Path, pin: Option<&Pin>) -> Result<Evidence> {
     let m = manifest::load_file(&dir.join(manifest::SUMS_NAME), Format::Sha256sums)?;
     let mut ev = evidence::verify(dir, m, &[manifest::SUMS_NAME])?;
-    let audit_path = dir.join("audit.json");
+    let audit_path = dir.join(crate::layout::AUDIT);
     let text = crate::fsx::read_to_string(&audit_path)?;
     let audit: AuditFiles = serde_json::from_str(&text)
         .map_err(|e| crate::error::InputError::json(&audit_path, &text, 0, &e))?;
@@ -216,13 +216,13 @@ fn published(dir: &Path, pin: Option<&Pin>) -> Result<Evidence> {
     // redacted copies, so its own hash need not be the source's.
     if let Some(pin) = pin.filter(|p| p.sha256 != audit.verification.sha256) {
         let detail = pin_detail(&audit.verification.sha256, pin) + " (as audit.json records it)";
-        match ev.files.iter_mut().find(|f| f.path == "audit.json") {
+        match ev.files.iter_mut().find(|f| f.path == crate::layout::AUDIT) {
             Some(f) => {
                 f.verdict = Verdict::Modified;
                 f.detail = Some(detail);
             }
             None => ev.files.push(evidence::FileCheck {
-                path: "audit.json".into(),
+                path: crate::layout::AUDIT.into(),
                 verdict: Verdict::Missing,
                 expected_sha256: None,
                 expected_bytes: None,
@@ -274,7 +274,7 @@ struct AuditFile {
 /// renamed copy must carry the keyed commitment that `key` recomputes from
 /// its original.
 pub fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Evidence> {
-    if !(site.join(manifest::SUMS_NAME).is_file() && site.join("audit.json").is_file()) {
+    if !(site.join(manifest::SUMS_NAME).is_file() && site.join(crate::layout::AUDIT).is_file()) {
         bail!(
             "`{}` is not a published campaign (no SHA256SUMS and audit.json): `--sealed` checks one campaign folder of a site",
             site.display()
@@ -296,81 +296,144 @@ pub fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Evidence>
         }
         .into());
     }
-    let audit_path = site.join("audit.json");
+    let audit_path = site.join(crate::layout::AUDIT);
     let text = crate::fsx::read_to_string(&audit_path)?;
     let audit: AuditFiles = serde_json::from_str(&text)
         .map_err(|e| crate::error::InputError::json(&audit_path, &text, 0, &e))?;
-    // Every original, by path and by keyed path tag.
-    let mut sealed_files: Vec<(&str, &str, u64)> =
-        originals.files.iter().map(|f| f.entry()).collect();
-    sealed_files.push((&name, &m_sha, m_bytes));
-    let by_tag: std::collections::HashMap<String, (&str, &str, u64)> = sealed_files
-        .iter()
-        .map(|&f| (key.path_tag(f.0), f))
-        .collect();
-    let by_path: std::collections::HashMap<&str, (&str, &str, u64)> =
-        sealed_files.iter().map(|&f| (f.0, f)).collect();
-    let mut rows: Vec<(String, String, String, Option<Commitment>)> = audit
-        .files
-        .into_iter()
-        .map(|f| (f.published, f.path, f.sha256, f.sealed))
-        .collect();
+    let mut sealed_files: Vec<Original> = originals.files.iter().map(Original::of).collect();
+    sealed_files.push(Original {
+        path: &name,
+        sha256: &m_sha,
+        bytes: m_bytes,
+    });
+    let index = Originals::new(&sealed_files, key);
+    let mut rows: Vec<Copied> = audit.files.into_iter().map(Copied::of).collect();
     let v = audit.verification;
-    rows.push((v.manifest.clone(), v.manifest, v.sha256, v.sealed));
+    rows.push(Copied {
+        published: v.manifest.clone(),
+        public: v.manifest,
+        sha256: v.sha256,
+        commitment: v.sealed,
+    });
     let mut matched = std::collections::HashSet::new();
-    for (published, public, sha256, commitment) in rows {
-        let verdict = match &commitment {
-            Some(c) => match by_tag.get(&c.path_tag) {
-                None => Err("no file of the sealed campaign has this copy's path tag (another campaign, or another key)"),
-                Some(&(path, orig_sha, bytes)) => {
-                    matched.insert(path);
-                    let expected = key.commit(&Sealed {
-                        path,
-                        sha256: orig_sha,
-                        bytes,
-                        published_sha256: &sha256,
-                    });
-                    if expected == c.hmac_sha256 {
-                        Ok(())
-                    } else {
-                        Err("the keyed commitment does not match the sealed original")
-                    }
-                }
-            },
-            None => match by_path.get(public.as_str()) {
-                Some(&(path, orig_sha, _)) => {
-                    matched.insert(path);
-                    if orig_sha == sha256 {
-                        Ok(())
-                    } else {
-                        Err("published as it is, but its hash is not the sealed original's (or the copy was redacted without a key)")
-                    }
-                }
-                None => Err("not in the sealed campaign (or its name was redacted and the site was built without a key)"),
-            },
-        };
+    for row in rows {
+        let (original, verdict) = index.judge(&row);
+        matched.extend(original);
         if let Err(why) = verdict {
-            match ev.files.iter_mut().find(|f| f.path == published) {
+            match ev.files.iter_mut().find(|f| f.path == row.published) {
                 Some(f) => {
                     f.verdict = Verdict::Modified;
                     f.detail = Some(why.to_string());
                 }
-                None => ev.files.push(not_published(published, why)),
+                None => ev.files.push(not_published(row.published, why)),
             }
         }
     }
     let det = crate::redact::Detector::builtin();
-    for (path, _, _) in &sealed_files {
-        if !matched.contains(path) {
+    for o in &sealed_files {
+        if !matched.contains(o.path) {
             // The original's own name may be private: shown masked.
             ev.files.push(not_published(
-                crate::redact::mask_name(&det, path),
+                crate::redact::mask_name(&det, o.path),
                 "in the sealed campaign but not among the published copies",
             ));
         }
     }
     ev.files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(ev)
+}
+
+/// A file of the sealed campaign, as verified.
+#[derive(Clone, Copy)]
+struct Original<'a> {
+    path: &'a str,
+    sha256: &'a str,
+    bytes: u64,
+}
+
+impl<'a> Original<'a> {
+    fn of(f: &'a evidence::FileCheck) -> Self {
+        let (path, sha256, bytes) = f.entry();
+        Original {
+            path,
+            sha256,
+            bytes,
+        }
+    }
+}
+
+/// A published copy as audit.json records it.
+struct Copied {
+    /// Where it is published in the campaign folder.
+    published: String,
+    /// Its public (redacted) path.
+    public: String,
+    sha256: String,
+    commitment: Option<Commitment>,
+}
+
+impl Copied {
+    fn of(f: AuditFile) -> Self {
+        Copied {
+            published: f.published,
+            public: f.path,
+            sha256: f.sha256,
+            commitment: f.sealed,
+        }
+    }
+}
+
+/// The sealed originals by keyed path tag (for redacted copies) and by
+/// path (for copies published as they are).
+struct Originals<'a> {
+    key: &'a Key,
+    by_tag: std::collections::HashMap<String, Original<'a>>,
+    by_path: std::collections::HashMap<&'a str, Original<'a>>,
+}
+
+impl<'a> Originals<'a> {
+    fn new(files: &[Original<'a>], key: &'a Key) -> Self {
+        Originals {
+            key,
+            by_tag: files.iter().map(|&f| (key.path_tag(f.path), f)).collect(),
+            by_path: files.iter().map(|&f| (f.path, f)).collect(),
+        }
+    }
+
+    /// Which original a copy is of, and whether it is a true copy of it
+    /// (or why not).
+    fn judge(&self, row: &Copied) -> (Option<&'a str>, Result<(), &'static str>) {
+        match &row.commitment {
+            Some(c) => match self.by_tag.get(&c.path_tag) {
+                None => (None, Err("no file of the sealed campaign has this copy's path tag (another campaign, or another key)")),
+                Some(o) => {
+                    let expected = self.key.commit(&Sealed {
+                        path: o.path,
+                        sha256: o.sha256,
+                        bytes: o.bytes,
+                        published_sha256: &row.sha256,
+                    });
+                    let verdict = if expected == c.hmac_sha256 {
+                        Ok(())
+                    } else {
+                        Err("the keyed commitment does not match the sealed original")
+                    };
+                    (Some(o.path), verdict)
+                }
+            },
+            None => match self.by_path.get(row.public.as_str()) {
+                Some(o) => {
+                    let verdict = if o.sha256 == row.sha256 {
+                        Ok(())
+                    } else {
+                        Err("published as it is, but its hash is not the sealed original's (or the copy was redacted without a key)")
+                    };
+                    (Some(o.path), verdict)
+                }
+                None => (None, Err("not in the sealed campaign (or its name was redacted and the site was built without a key)")),
+            },
+        }
+    }
 }
 
 fn not_published(path: String, why: &str) -> evidence::FileCheck {

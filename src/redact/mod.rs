@@ -6,10 +6,11 @@
 
 mod names;
 pub use names::{mask as mask_name, mask_line};
+mod policy;
+pub use policy::{check_pattern, Accepted, Policy};
 mod rules;
 pub mod scan;
 
-use crate::campaign::Policy;
 use anyhow::Result;
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Serialize;
@@ -258,11 +259,6 @@ fn deny_term(term: &str) -> String {
             .join(r"\s+"),
         if word(term.chars().last()) { r"\b" } else { "" }
     )
-}
-
-/// Check a policy pattern the way the build will compile it.
-pub fn check_pattern(p: &str) -> Result<(), String> {
-    Regex::new(p).map(|_| ()).map_err(|e| e.to_string())
 }
 
 #[derive(Clone, Default)]

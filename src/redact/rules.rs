@@ -3,7 +3,7 @@
 //! the context of a match). A candidate the checks reject is not a finding.
 
 use super::Category;
-use regex::bytes::{Captures, Regex, RegexBuilder};
+use regex::bytes::{Captures, Match, Regex, RegexBuilder};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::OnceLock;
 
@@ -126,281 +126,428 @@ pub fn find(text: &[u8], out: &mut Vec<Hit>) {
     }
 }
 
+/// Judge one match of the built-in pattern: which rule matched, and
+/// whether what it found is a private value (pushed to `out`) or a near
+/// miss (a version, a public name, a placeholder).
 fn classify(text: &[u8], caps: &Captures, out: &mut Vec<Hit>, memo: &mut Memo) {
     let m = caps.get(0).expect("group 0 always matches");
-    let (start, end) = (m.start(), m.end());
-    let s = |a: usize, b: usize| String::from_utf8_lossy(&text[a..b]).into_owned();
-    let mut push = |start: usize, end: usize, category: Category, key: String| {
+    let f = Found {
+        text,
+        caps,
+        start: m.start(),
+        end: m.end(),
+    };
+    if caps.name("pem").is_some() || caps.name("tok").is_some() {
+        f.push(
+            out,
+            f.start,
+            f.end,
+            Category::Credential,
+            f.s(f.start, f.end),
+        );
+    } else if let Some(v) = ["authv", "bearerv", "flagv", "kvv"]
+        .iter()
+        .find_map(|g| caps.name(g))
+    {
+        credential_value(&f, v, out);
+    } else if let Some(v) = caps.name("uuidv") {
+        gpu_uuid(&f, v, out);
+    } else if let Some(v) = caps.name("curluv") {
+        curl_user(&f, v, out);
+    } else if let Some(h) = caps.name("khhost") {
+        known_host(&f, h, out);
+    } else if caps.name("mac").is_some() {
+        mac_address(&f, out);
+    } else if caps.name("email").is_some() {
+        email(&f, out);
+    } else if caps.name("ipdash").is_some() {
+        dashed_ip(&f, out);
+    } else if caps.name("gpu").is_some() {
+        gpu_name(&f, out);
+    } else if let Some(label) = caps.name("ulabel") {
+        url_label(&f, label, out);
+    } else if let Some(host) = caps.name("urlhost") {
+        url_host(&f, host, out);
+    } else if let Some(host) = caps.name("fuhost") {
+        file_url(&f, host, out);
+    } else if caps.name("upath").is_some()
+        || caps.name("wpath").is_some()
+        || caps.name("unc").is_some()
+    {
+        host_path(&f, out);
+    } else if caps.name("ip6").is_some() {
+        ipv6(&f, out);
+    } else if caps.name("ip4").is_some() {
+        ipv4(&f, out, memo);
+    } else if caps.name("host").is_some() {
+        host_name(&f, out);
+    } else if caps.name("hp").is_some() {
+        host_port(&f, out);
+    }
+}
+
+/// One match of the built-in pattern, in the text it was found in.
+#[derive(Clone, Copy)]
+struct Found<'t, 'c> {
+    text: &'t [u8],
+    caps: &'c Captures<'t>,
+    /// The whole match.
+    start: usize,
+    end: usize,
+}
+
+impl Found<'_, '_> {
+    fn s(&self, a: usize, b: usize) -> String {
+        String::from_utf8_lossy(&self.text[a..b]).into_owned()
+    }
+
+    /// A group's span as a hit, keyed as written.
+    fn push_group(&self, out: &mut Vec<Hit>, m: Match, category: Category) {
+        self.push(
+            out,
+            m.start(),
+            m.end(),
+            category,
+            self.s(m.start(), m.end()),
+        );
+    }
+
+    /// A group's span as a hit, keyed in lower case (names and addresses
+    /// are the same whatever their case).
+    fn push_lower(&self, out: &mut Vec<Hit>, m: Match, category: Category) {
+        let key = self.s(m.start(), m.end()).to_ascii_lowercase();
+        self.push(out, m.start(), m.end(), category, key);
+    }
+
+    fn push(&self, out: &mut Vec<Hit>, start: usize, end: usize, category: Category, key: String) {
         out.push(Hit {
             start,
             end,
             category,
             key,
         })
-    };
-    if caps.name("pem").is_some() || caps.name("tok").is_some() {
-        push(start, end, Category::Credential, s(start, end));
-    } else if let Some(v) = ["authv", "bearerv", "flagv", "kvv"]
-        .iter()
-        .find_map(|g| caps.name(g))
-    {
-        if caps
-            .name("kvk")
-            .is_some_and(|k| not_a_secret_key(k.as_bytes()))
-            || not_a_secret_value(v.as_bytes())
-        {
-            return;
-        }
-        push(
-            v.start(),
-            v.end(),
-            Category::Credential,
-            s(v.start(), v.end()),
-        );
-    } else if let Some(v) = caps.name("uuidv") {
-        push(
-            v.start(),
-            v.end(),
-            Category::GpuUuid,
-            s(v.start(), v.end()).to_ascii_lowercase(),
-        );
-    } else if let Some(v) = caps.name("curluv") {
-        // `-u 1000:1000` is a user and group id, `-u $USER:$PASS` a shell
-        // variable: neither is the secret itself.
-        let b = v.as_bytes();
-        if b.iter().all(|c| c.is_ascii_digit() || *c == b':') || b.starts_with(b"$") {
-            return;
-        }
-        push(
-            v.start(),
-            v.end(),
-            Category::Credential,
-            s(v.start(), v.end()),
-        );
-    } else if let Some(h) = caps.name("khhost") {
-        // Which machines the operator logs in to: the whole host field
-        // (unless a build already replaced it).
-        let field = s(h.start(), h.end());
-        if field.split(',').all(super::is_placeholder) {
-            return;
-        }
-        push(
-            h.start(),
-            h.end(),
-            Category::Endpoint,
-            s(h.start(), h.end()).to_ascii_lowercase(),
-        );
-    } else if caps.name("mac").is_some() {
-        let t = s(start, end).to_ascii_lowercase().replace('-', ":");
-        let hex_at = |i: usize| text.get(i).is_some_and(u8::is_ascii_hexdigit);
-        // Part of a longer colon-separated run (a key fingerprint, an
-        // IPv6 address), or the all-zero and broadcast addresses.
-        let longer = (matches!(text.get(end), Some(b':' | b'-')) && hex_at(end + 1))
-            || (start > 1 && matches!(text[start - 1], b':' | b'-') && hex_at(start - 2));
-        if longer || t == "00:00:00:00:00:00" || t == "ff:ff:ff:ff:ff:ff" {
-            return;
-        }
-        push(start, end, Category::Endpoint, t);
-    } else if caps.name("email").is_some() {
-        let t = s(start, end).to_ascii_lowercase();
-        // `https://user@host` is a URL's user name, not a mailbox.
-        if public_mail(&t) || text[..start].ends_with(b"://") {
-            return;
-        }
-        push(start, end, Category::Endpoint, t);
-    } else if caps.name("ipdash").is_some() {
-        let t = s(start, end);
-        let digits = t.strip_prefix("ip-").unwrap_or(&t);
-        let Some(addr) = parse_v4(&digits.replace('-', ".")) else {
-            return;
-        };
-        if private_v4(addr) {
-            let from = end - digits.len();
-            push(from, end, Category::Endpoint, addr.to_string());
-        }
-    } else if caps.name("gpu").is_some() {
-        // `gpu-20260908-1412`: a run folder named by its date.
-        if dated(&text[start + 4..end]) {
-            return;
-        }
-        push(
-            start,
-            end,
-            Category::GpuUuid,
-            s(start, end).to_ascii_lowercase(),
-        );
-    } else if let Some(label) = caps.name("ulabel") {
-        let stop = caps.name("uport").map_or(label.end(), |p| p.end());
-        // `s3://bucket/...`, `gs://bucket/...`: the label is a bucket,
-        // named in one public namespace, not a machine.
-        let scheme = &text[start..label.start().saturating_sub(3)];
-        let bucket = [
-            &b"s3"[..],
-            b"s3a",
-            b"gs",
-            b"gcs",
-            b"r2",
-            b"az",
-            b"abfs",
-            b"abfss",
-            b"hf",
-        ]
-        .iter()
-        .any(|b| scheme.eq_ignore_ascii_case(b));
-        if !bucket && !label.as_bytes().eq_ignore_ascii_case(b"localhost") {
-            push(
-                label.start(),
-                stop,
-                Category::Endpoint,
-                s(label.start(), stop).to_ascii_lowercase(),
-            );
-        }
-    } else if let Some(host) = caps.name("urlhost") {
-        if let Some(user) = caps.name("urluser") {
-            let u = user.as_bytes();
-            // `user:pw@`, `:pw@`, or a token on its own (`TOKEN@`); a bare
-            // user name (`git@`) is not a secret.
-            let password = u
-                .iter()
-                .position(|&b| b == b':')
-                .is_some_and(|i| i + 1 < u.len());
-            if password || token_like(u) {
-                let u = s(user.start(), user.end());
-                push(user.start(), user.end(), Category::Credential, u);
-            }
-        }
-        let h = s(host.start(), host.end());
-        let bare = h.trim_start_matches('[').trim_end_matches(']');
-        let single_label = !bare.contains(['.', ':']) && !bare.eq_ignore_ascii_case("localhost");
-        if single_label || private_host(bare) {
-            let stop = caps.name("urlport").map_or(host.end(), |p| p.end());
-            push(
-                host.start(),
-                stop,
-                Category::Endpoint,
-                s(host.start(), stop).to_ascii_lowercase(),
-            );
-        }
-    } else if let Some(host) = caps.name("fuhost") {
-        let path = &text[host.end()..end];
-        let user_path = [&b"/home/"[..], b"/Users/", b"/root", b"/mnt/"]
-            .iter()
-            .any(|p| path.starts_with(p))
-            || path
-                .get(2..10)
-                .is_some_and(|p| p.eq_ignore_ascii_case(b":/users/"));
-        if !host.as_bytes().eq_ignore_ascii_case(b"localhost") || user_path {
-            let end = trim_path_end(text, start, end);
-            push(start, end, Category::HostPath, s(start, end));
-        }
-    } else if caps.name("upath").is_some()
-        || caps.name("wpath").is_some()
-        || caps.name("unc").is_some()
-    {
-        // `\\?\C:\Users\...` (an extended-length path) is still a path.
-        let extended = text[..start].ends_with(br"?\");
-        if caps.name("unc").is_some() && !unc_escaping_agrees(&text[start..end]) {
-            return;
-        }
-        if caps.name("upath").is_none()
-            && !extended
-            && start > 0
-            && matches!(text[start - 1], b':' | b'\\')
-        {
-            return;
-        }
-        if start > 0
-            && !extended
-            && (text[start - 1].is_ascii_alphanumeric() || b"_.~-".contains(&text[start - 1]))
-        {
-            return;
-        }
-        let end = trim_path_end(text, start, end);
-        push(
-            start,
-            end,
-            Category::HostPath,
-            s(start, end).replace("\\\\", "\\"),
-        );
-    } else if caps.name("ip6").is_some() {
-        if private_ipv6_text(&s(start, end)) {
-            push(
-                start,
-                end,
-                Category::Endpoint,
-                s(start, end).to_ascii_lowercase(),
-            );
-        }
-    } else if caps.name("ip4").is_some() {
-        // `host_10.0.0.5`: the rule takes the `_` (a word boundary would
-        // refuse it), the value starts after it.
-        let start = start + usize::from(text[start] == b'_');
-        let t = s(start, end);
-        let (addr, port) = t
-            .split_once(':')
-            .map_or((&t[..], None), |(a, p)| (a, Some(p)));
-        let prev = start.checked_sub(1).map(|i| text[i]);
-        // Part of a longer number or dotted run (`110.0.0.5`, `1.10.0.0.5`,
-        // `10.0.0.5.1`, `10.0.0.1234`), or `v10.0.0.1`: not an address.
-        // Any other neighbour (`_`, a word, a quote) leaves it one.
-        let version_prefix = matches!(prev, Some(b'v' | b'V'))
-            && !(start > 1 && text[start - 2].is_ascii_alphanumeric());
-        let dotted_on =
-            text.get(end) == Some(&b'.') && text.get(end + 1).is_some_and(u8::is_ascii_digit);
-        if matches!(prev, Some(b'0'..=b'9' | b'.'))
-            || (port.is_none() && text.get(end).is_some_and(u8::is_ascii_digit))
-            || version_prefix
-            || dotted_on
-            || version_layout(text, start, end, memo)
-        {
-            return;
-        }
-        if let Some(a) = parse_v4(addr).filter(|a| private_v4(*a)) {
-            let key = port.map_or(a.to_string(), |p| format!("{a}:{p}"));
-            push(start, end, Category::Endpoint, key);
-        }
-    } else if caps.name("host").is_some() {
-        // `host_gpu-node.internal`: as for addresses, the `_` is not part
-        // of the name, and does not hide it.
-        let start = start + usize::from(text[start] == b'_');
-        let t = s(start, end);
-        let lower = t.to_ascii_lowercase();
-        let name = lower.split(':').next().unwrap_or("");
-        let ambiguous = name.ends_with(".local") || name.ends_with(".lan");
-        let prev = start.checked_sub(1).map(|i| text[i]);
-        let in_url = text[..start].ends_with(b"://") || prev == Some(b'@');
-        // `foo.corp.example.com` is a public name with `corp` inside it.
-        let after = start + name.len();
-        if text.get(after) == Some(&b'.')
-            && text.get(after + 1).is_some_and(u8::is_ascii_alphanumeric)
-        {
-            return;
-        }
-        if ambiguous
-            && !in_url
-            && (continues(text, start + name.len()) || matches!(prev, Some(b'.' | b'/' | b'\\')))
-        {
-            return;
-        }
-        push(start, end, Category::Endpoint, lower);
-    } else if caps.name("hp").is_some() {
-        let t = s(start, end);
-        let (label, port) = t.split_once(':').unwrap_or((&t, ""));
-        let hostish = label.contains('-') || label.bytes().any(|b| b.is_ascii_digit());
-        let prev = start.checked_sub(1).map(|i| text[i]);
-        let port_ok = port.parse::<u32>().is_ok_and(|p| p <= 65535);
-        if !hostish
-            || setting(label)
-            || !port_ok
-            || label.eq_ignore_ascii_case("localhost")
-            || matches!(prev, Some(b'/' | b'.' | b'@' | b':' | b'-' | b'_' | b'\\'))
-            || continues(text, end)
-            || text.get(end) == Some(&b':')
-        {
-            return;
-        }
-        push(start, end, Category::Endpoint, t.to_ascii_lowercase());
     }
+}
+
+/// A `key: value`, `Authorization:` or `--token` secret.
+fn credential_value(f: &Found, v: Match, out: &mut Vec<Hit>) {
+    let Found { caps, .. } = *f;
+    if caps
+        .name("kvk")
+        .is_some_and(|k| not_a_secret_key(k.as_bytes()))
+        || not_a_secret_value(v.as_bytes())
+    {
+        return;
+    }
+    f.push_group(out, v, Category::Credential);
+}
+
+/// A GPU UUID, keyed in lower case.
+fn gpu_uuid(f: &Found, v: Match, out: &mut Vec<Hit>) {
+    f.push_lower(out, v, Category::GpuUuid);
+}
+
+/// `curl -u user:password`: the credential.
+fn curl_user(f: &Found, v: Match, out: &mut Vec<Hit>) {
+    // `-u 1000:1000` is a user and group id, `-u $USER:$PASS` a shell
+    // variable: neither is the secret itself.
+    let b = v.as_bytes();
+    if b.iter().all(|c| c.is_ascii_digit() || *c == b':') || b.starts_with(b"$") {
+        return;
+    }
+    f.push_group(out, v, Category::Credential);
+}
+
+/// A known_hosts line: which machines the operator logs in to.
+fn known_host(f: &Found, h: Match, out: &mut Vec<Hit>) {
+    // Which machines the operator logs in to: the whole host field
+    // (unless a build already replaced it).
+    let field = f.s(h.start(), h.end());
+    if field.split(',').all(super::is_placeholder) {
+        return;
+    }
+    f.push_lower(out, h, Category::Endpoint);
+}
+
+/// A MAC address on its own.
+fn mac_address(f: &Found, out: &mut Vec<Hit>) {
+    let Found {
+        text, start, end, ..
+    } = *f;
+    let t = f.s(start, end).to_ascii_lowercase().replace('-', ":");
+    let hex_at = |i: usize| text.get(i).is_some_and(u8::is_ascii_hexdigit);
+    // Part of a longer colon-separated run (a key fingerprint, an
+    // IPv6 address), or the all-zero and broadcast addresses.
+    let longer = (matches!(text.get(end), Some(b':' | b'-')) && hex_at(end + 1))
+        || (start > 1 && matches!(text[start - 1], b':' | b'-') && hex_at(start - 2));
+    if longer || t == "00:00:00:00:00:00" || t == "ff:ff:ff:ff:ff:ff" {
+        return;
+    }
+    f.push(out, start, end, Category::Endpoint, t);
+}
+
+/// A mailbox that is not a public one.
+fn email(f: &Found, out: &mut Vec<Hit>) {
+    let Found {
+        text, start, end, ..
+    } = *f;
+    let t = f.s(start, end).to_ascii_lowercase();
+    // `https://user@host` is a URL's user name, not a mailbox.
+    if public_mail(&t) || text[..start].ends_with(b"://") {
+        return;
+    }
+    f.push(out, start, end, Category::Endpoint, t);
+}
+
+/// `ip-10-0-0-5`: a private address written with dashes.
+fn dashed_ip(f: &Found, out: &mut Vec<Hit>) {
+    let Found { start, end, .. } = *f;
+    let t = f.s(start, end);
+    let digits = t.strip_prefix("ip-").unwrap_or(&t);
+    let Some(addr) = parse_v4(&digits.replace('-', ".")) else {
+        return;
+    };
+    if private_v4(addr) {
+        let from = end - digits.len();
+        f.push(out, from, end, Category::Endpoint, addr.to_string());
+    }
+}
+
+/// `gpu-...`: a GPU or node name.
+fn gpu_name(f: &Found, out: &mut Vec<Hit>) {
+    let Found {
+        text, start, end, ..
+    } = *f;
+    // `gpu-20260908-1412`: a run folder named by its date.
+    if dated(&text[start + 4..end]) {
+        return;
+    }
+    f.push(
+        out,
+        start,
+        end,
+        Category::GpuUuid,
+        f.s(start, end).to_ascii_lowercase(),
+    );
+}
+
+/// A single-label URL host (`http://gpu-node-07/`).
+fn url_label(f: &Found, label: Match, out: &mut Vec<Hit>) {
+    let Found {
+        text, caps, start, ..
+    } = *f;
+    let stop = caps.name("uport").map_or(label.end(), |p| p.end());
+    // `s3://bucket/...`, `gs://bucket/...`: the label is a bucket,
+    // named in one public namespace, not a machine.
+    let scheme = &text[start..label.start().saturating_sub(3)];
+    let bucket = [
+        &b"s3"[..],
+        b"s3a",
+        b"gs",
+        b"gcs",
+        b"r2",
+        b"az",
+        b"abfs",
+        b"abfss",
+        b"hf",
+    ]
+    .iter()
+    .any(|b| scheme.eq_ignore_ascii_case(b));
+    if !bucket && !label.as_bytes().eq_ignore_ascii_case(b"localhost") {
+        f.push(
+            out,
+            label.start(),
+            stop,
+            Category::Endpoint,
+            f.s(label.start(), stop).to_ascii_lowercase(),
+        );
+    }
+}
+
+/// A URL's password or token, and its host when private.
+fn url_host(f: &Found, host: Match, out: &mut Vec<Hit>) {
+    let Found { caps, .. } = *f;
+    if let Some(user) = caps.name("urluser") {
+        let u = user.as_bytes();
+        // `user:pw@`, `:pw@`, or a token on its own (`TOKEN@`); a bare
+        // user name (`git@`) is not a secret.
+        let password = u
+            .iter()
+            .position(|&b| b == b':')
+            .is_some_and(|i| i + 1 < u.len());
+        if password || token_like(u) {
+            let u = f.s(user.start(), user.end());
+            f.push(out, user.start(), user.end(), Category::Credential, u);
+        }
+    }
+    let h = f.s(host.start(), host.end());
+    let bare = h.trim_start_matches('[').trim_end_matches(']');
+    let single_label = !bare.contains(['.', ':']) && !bare.eq_ignore_ascii_case("localhost");
+    if single_label || private_host(bare) {
+        let stop = caps.name("urlport").map_or(host.end(), |p| p.end());
+        f.push(
+            out,
+            host.start(),
+            stop,
+            Category::Endpoint,
+            f.s(host.start(), stop).to_ascii_lowercase(),
+        );
+    }
+}
+
+/// `file://host/...`: a path on a named machine.
+fn file_url(f: &Found, host: Match, out: &mut Vec<Hit>) {
+    let Found {
+        text, start, end, ..
+    } = *f;
+    let path = &text[host.end()..end];
+    let user_path = [&b"/home/"[..], b"/Users/", b"/root", b"/mnt/"]
+        .iter()
+        .any(|p| path.starts_with(p))
+        || path
+            .get(2..10)
+            .is_some_and(|p| p.eq_ignore_ascii_case(b":/users/"));
+    if !host.as_bytes().eq_ignore_ascii_case(b"localhost") || user_path {
+        let end = trim_path_end(text, start, end);
+        f.push(out, start, end, Category::HostPath, f.s(start, end));
+    }
+}
+
+/// A home, mount or UNC path.
+fn host_path(f: &Found, out: &mut Vec<Hit>) {
+    let Found {
+        text,
+        caps,
+        start,
+        end,
+        ..
+    } = *f;
+    // `\\?\C:\Users\...` (an extended-length path) is still a path.
+    let extended = text[..start].ends_with(br"?\");
+    if caps.name("unc").is_some() && !unc_escaping_agrees(&text[start..end]) {
+        return;
+    }
+    if caps.name("upath").is_none()
+        && !extended
+        && start > 0
+        && matches!(text[start - 1], b':' | b'\\')
+    {
+        return;
+    }
+    if start > 0
+        && !extended
+        && (text[start - 1].is_ascii_alphanumeric() || b"_.~-".contains(&text[start - 1]))
+    {
+        return;
+    }
+    let end = trim_path_end(text, start, end);
+    f.push(
+        out,
+        start,
+        end,
+        Category::HostPath,
+        f.s(start, end).replace("\\\\", "\\"),
+    );
+}
+
+/// A private IPv6 address.
+fn ipv6(f: &Found, out: &mut Vec<Hit>) {
+    let Found { start, end, .. } = *f;
+    if private_ipv6_text(&f.s(start, end)) {
+        f.push(
+            out,
+            start,
+            end,
+            Category::Endpoint,
+            f.s(start, end).to_ascii_lowercase(),
+        );
+    }
+}
+
+/// A private IPv4 address (with its port), unless it is part of a version or a longer number.
+fn ipv4(f: &Found, out: &mut Vec<Hit>, memo: &mut Memo) {
+    let Found {
+        text, start, end, ..
+    } = *f;
+    // `host_10.0.0.5`: the rule takes the `_` (a word boundary would
+    // refuse it), the value starts after it.
+    let start = start + usize::from(text[start] == b'_');
+    let t = f.s(start, end);
+    let (addr, port) = t
+        .split_once(':')
+        .map_or((&t[..], None), |(a, p)| (a, Some(p)));
+    let prev = start.checked_sub(1).map(|i| text[i]);
+    // Part of a longer number or dotted run (`110.0.0.5`, `1.10.0.0.5`,
+    // `10.0.0.5.1`, `10.0.0.1234`), or `v10.0.0.1`: not an address.
+    // Any other neighbour (`_`, a word, a quote) leaves it one.
+    let version_prefix = matches!(prev, Some(b'v' | b'V'))
+        && !(start > 1 && text[start - 2].is_ascii_alphanumeric());
+    let dotted_on =
+        text.get(end) == Some(&b'.') && text.get(end + 1).is_some_and(u8::is_ascii_digit);
+    if matches!(prev, Some(b'0'..=b'9' | b'.'))
+        || (port.is_none() && text.get(end).is_some_and(u8::is_ascii_digit))
+        || version_prefix
+        || dotted_on
+        || version_layout(text, start, end, memo)
+    {
+        return;
+    }
+    if let Some(a) = parse_v4(addr).filter(|a| private_v4(*a)) {
+        let key = port.map_or(a.to_string(), |p| format!("{a}:{p}"));
+        f.push(out, start, end, Category::Endpoint, key);
+    }
+}
+
+/// A private host name (`.internal`, `.local`, ...).
+fn host_name(f: &Found, out: &mut Vec<Hit>) {
+    let Found {
+        text, start, end, ..
+    } = *f;
+    // `host_gpu-node.internal`: as for addresses, the `_` is not part
+    // of the name, and does not hide it.
+    let start = start + usize::from(text[start] == b'_');
+    let t = f.s(start, end);
+    let lower = t.to_ascii_lowercase();
+    let name = lower.split(':').next().unwrap_or("");
+    let ambiguous = name.ends_with(".local") || name.ends_with(".lan");
+    let prev = start.checked_sub(1).map(|i| text[i]);
+    let in_url = text[..start].ends_with(b"://") || prev == Some(b'@');
+    // `foo.corp.example.com` is a public name with `corp` inside it.
+    let after = start + name.len();
+    if text.get(after) == Some(&b'.') && text.get(after + 1).is_some_and(u8::is_ascii_alphanumeric)
+    {
+        return;
+    }
+    if ambiguous
+        && !in_url
+        && (continues(text, start + name.len()) || matches!(prev, Some(b'.' | b'/' | b'\\')))
+    {
+        return;
+    }
+    f.push(out, start, end, Category::Endpoint, lower);
+}
+
+/// `name-7:8000`: a host-like label with a port.
+fn host_port(f: &Found, out: &mut Vec<Hit>) {
+    let Found {
+        text, start, end, ..
+    } = *f;
+    let t = f.s(start, end);
+    let (label, port) = t.split_once(':').unwrap_or((&t, ""));
+    let hostish = label.contains('-') || label.bytes().any(|b| b.is_ascii_digit());
+    let prev = start.checked_sub(1).map(|i| text[i]);
+    let port_ok = port.parse::<u32>().is_ok_and(|p| p <= 65535);
+    if !hostish
+        || setting(label)
+        || !port_ok
+        || label.eq_ignore_ascii_case("localhost")
+        || matches!(prev, Some(b'/' | b'.' | b'@' | b':' | b'-' | b'_' | b'\\'))
+        || continues(text, end)
+        || text.get(end) == Some(&b':')
+    {
+        return;
+    }
+    f.push(out, start, end, Category::Endpoint, t.to_ascii_lowercase());
 }
 
 /// Does a name go on past `at` (`.json`, `-v2`)?

@@ -1084,11 +1084,11 @@ pub fn scan_command(path: &Path) -> Result<Report> {
 }
 
 /// Only the `redaction` part of a campaign.json.
-fn load_policy(path: &Path) -> Result<crate::campaign::Policy> {
+fn load_policy(path: &Path) -> Result<super::Policy> {
     #[derive(serde::Deserialize)]
     struct Only {
         #[serde(default)]
-        redaction: crate::campaign::Policy,
+        redaction: super::Policy,
     }
     let text = crate::fsx::read_to_string(path)?;
     let only: Only = serde_json::from_str(&text)

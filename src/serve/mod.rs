@@ -96,11 +96,8 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     let started = Instant::now();
     // Between rebuilds, unchanged files keep their hashes and unchanged
     // pages their rendering.
-    crate::evidence::reuse_hashes();
-    crate::public::reuse_scans();
-    let mut cache = site::PageCache::default();
-    cache.keep = true;
-    let first = site::build_with(&build_opts, &mut cache)?;
+    let mut cache = site::BuildCache::default();
+    let first = site::build_with(&build_opts, Some(&mut cache))?;
     let site_dir = out.canonicalize().context("the preview folder vanished")?;
     // The banner and the overlay are pages too: a private name or value in
     // a file name or a quoted source line shows as its placeholder there.
@@ -202,7 +199,7 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
         }
         let started = Instant::now();
         cache.rendered = 0;
-        match site::build_with(&build_opts, &mut cache) {
+        match site::build_with(&build_opts, Some(&mut cache)) {
             Ok(report) => {
                 report_build(&report, started.elapsed());
                 println!("  ({} rendered, the others reused)", cache.rendered);

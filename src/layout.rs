@@ -1,0 +1,54 @@
+//! The names of what a build writes: the marker that lets a build replace
+//! a folder, the checksum and audit files, the generated pages, and the
+//! hidden folders beside OUT. The write stage ([`crate::site`]) and the
+//! stages that read a site back ([`crate::verify`], [`crate::seal`],
+//! [`crate::serve`]) take them from here, not from each other.
+
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// Marks a folder as written by exhibit, so a build may replace it.
+pub const MARKER: &str = ".exhibit-site";
+
+/// What the marker file says.
+pub const MARKER_TEXT: &[u8] = b"Written by exhibit. `exhibit build` replaces this folder whole.\n";
+
+/// The checksum list of a site and of each campaign folder (also a
+/// campaign's manifest format).
+pub const SUMS: &str = "SHA256SUMS";
+
+/// A campaign's machine-readable record of what was verified and published.
+pub const AUDIT: &str = "audit.json";
+
+/// The site's (and each campaign's first page's) entry page.
+pub const INDEX_PAGE: &str = "index.html";
+
+/// A campaign's file list page.
+pub const MANIFEST_PAGE: &str = "manifest.html";
+
+/// A campaign's failure ledger page.
+pub const LEDGER_PAGE: &str = "ledger.html";
+
+/// Files every campaign folder gets besides its pages and copies.
+pub const GENERATED: [&str; 4] = [MANIFEST_PAGE, LEDGER_PAGE, AUDIT, SUMS];
+
+/// Beside OUT: the site being written, swapped in when everything passed.
+pub const STAGING: &str = "exhibit-staging";
+
+/// Beside OUT: the previous site while the new one is swapped in.
+pub const OLD: &str = "exhibit-old";
+
+/// A hidden folder next to `out`: `.NAME.TAG`.
+pub fn sibling(out: &Path, tag: &str) -> Result<PathBuf> {
+    let name = out
+        .file_name()
+        .ok_or_else(|| anyhow::anyhow!("output `{}` has no folder name", out.display()))?;
+    Ok(parent_of(out).join(format!(".{}.{tag}", name.to_string_lossy())))
+}
+
+/// The folder holding `p`: `.` for a bare name.
+pub fn parent_of(p: &Path) -> &Path {
+    p.parent()
+        .filter(|x| !x.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}

@@ -1,0 +1,124 @@
+//! `exhibit` blocks and inline `=FILE#POINTER` references of a page:
+//! parsed as written (so errors point into the page), published from
+//! their redacted bodies, rendered by [`crate::blocks`].
+
+use super::{BlockRecord, Renderer};
+use crate::blocks::{self, Block, Problem};
+use crate::data::LoadError;
+use crate::error::InputError;
+use crate::expr::Slot;
+use crate::html::escape;
+use anyhow::Result;
+
+impl Renderer<'_> {
+    pub(super) fn block(
+        &mut self,
+        kind: &str,
+        body: &str,
+        at: usize,
+        body_start: Option<usize>,
+    ) -> Result<()> {
+        if kind.is_empty() {
+            return Err(self.err(
+                at,
+                format!(
+                    "an `exhibit` block needs a kind: one of {}",
+                    blocks::KINDS.join(", ")
+                ),
+            ));
+        }
+        if !blocks::KINDS.contains(&kind) {
+            return Err(self.err(
+                at,
+                format!(
+                    "unknown block kind `{kind}`: expected one of {}",
+                    blocks::KINDS.join(", ")
+                ),
+            ));
+        }
+        let Some(body_start) = body_start else {
+            return Err(self.err(at, format!("`exhibit {kind}` block has no JSON body")));
+        };
+        // Parse as written (so errors point into the page), then publish
+        // the block parsed from its redacted body.
+        let public_body = self.store.redactor.redact(body);
+        let block: Block =
+            match blocks::parse(kind, body).and_then(|_| blocks::parse(kind, &public_body)) {
+                Ok(b) => b,
+                Err(blocks::ParseError::Json(e)) => {
+                    let (line, _) = crate::error::line_col(self.text, body_start);
+                    return Err(InputError::json(&self.path, self.text, line - 1, &e)
+                        .with_prefix(&format!("bad `exhibit {kind}` block: "))
+                        .into());
+                }
+                Err(blocks::ParseError::Invalid(m)) => {
+                    return Err(self.err(at, format!("bad `exhibit {kind}` block: {m}")))
+                }
+            };
+        self.flush();
+        self.charts += usize::from(matches!(block, Block::Chart(_)));
+        let ctx = blocks::Ctx {
+            campaign: self.campaign,
+            evidence: self.evidence,
+            store: self.store,
+            chart_id: format!("chart-{}", self.charts),
+            export_stem: format!(
+                "{}-{}-{}",
+                self.stem,
+                block.kind(),
+                1 + self
+                    .blocks
+                    .iter()
+                    .filter(|b| b.kind == block.kind())
+                    .count()
+            ),
+        };
+        let rendered = match blocks::render(&block, &ctx) {
+            Ok(r) => r,
+            Err(Problem::Here(m)) => {
+                return Err(self.err(at, format!("`exhibit {kind}` block: {m}")))
+            }
+            Err(Problem::Positioned(e)) => {
+                let (line, col) = crate::error::line_col(self.text, at);
+                return Err(e.context(format!(
+                    "in the `exhibit {kind}` block at {}:{line}:{col}",
+                    self.path.display()
+                )));
+            }
+        };
+        self.html.push_str(&rendered.html);
+        self.html.push('\n');
+        self.blocks.push(BlockRecord {
+            page: self.file.to_string(),
+            line: crate::error::line_col(self.text, at).0,
+            kind: block.kind(),
+            source: rendered.source.as_ref().map(|s| s.path.clone()),
+            sha256: rendered.source.as_ref().map(|s| s.sha256.clone()),
+        });
+        self.ledger.extend(rendered.ledger);
+        self.downloads.extend(rendered.downloads);
+        Ok(())
+    }
+
+    /// `FILE#EXPR[:FORMAT]` into a `<span>` holding the formatted value.
+    pub(super) fn inline_ref(&self, spec: &str, at: usize) -> Result<String> {
+        let bad = |m: String| self.err(at, format!("reference `={spec}`: {m}"));
+        let (file, rest) = spec
+            .split_once('#')
+            .ok_or_else(|| bad("expected `=FILE#POINTER` or `=FILE#POINTER:FORMAT`".into()))?;
+        let slot = Slot::parse(rest).map_err(bad)?;
+        let source = self.store.load(file.trim()).map_err(|e| match e {
+            LoadError::AtBlock(m) => bad(m),
+            LoadError::Other(e) => e,
+        })?;
+        let value = slot
+            .render(&source.doc)
+            .map_err(|e| bad(format!("{e} in `{}`", source.path)))?;
+        Ok(format!(
+            "<span class=\"ref\" title=\"{} · sha256 {}\">{}</span>",
+            escape(&source.public),
+            source.short_hash(),
+            escape(&value.to_string())
+        ))
+    }
+}

@@ -1,0 +1,131 @@
+//! Links and images of a page: every target checked (a scheme the format
+//! does not define, a private value, an absolute or broken path drops the
+//! link or fails the page) and campaign paths rewritten to what is
+//! published; links to anchors remembered for [`super::check_anchors`].
+
+use super::{Anchor, Renderer};
+use anyhow::Result;
+
+impl Renderer<'_> {
+    /// Would this link target be published as written? A target holding a
+    /// private value is dropped, link text kept.
+    pub(super) fn unredacted(&self, dest: &str) -> bool {
+        // What a browser will make of it: percent-decoded, with the dots
+        // it accepts in host names, and numeric hosts it would resolve.
+        let decoded = percent_encoding::percent_decode_str(dest).decode_utf8_lossy();
+        let dotted = decoded.replace(['\u{3002}', '\u{FF0E}', '\u{FF61}'], ".");
+        let det = &self.store.redactor.detector;
+        [dest, &decoded, &dotted]
+            .iter()
+            .all(|t| det.find(t.as_bytes()).is_empty())
+            && !url_host(&dotted).is_some_and(odd_numeric_host)
+    }
+
+    /// Remember a link to `page#id` for [`check_anchors`].
+    pub(super) fn anchor(&mut self, page: &str, frag: &str, dest: &str, at: usize) {
+        let Some(id) = frag.strip_prefix('#').filter(|id| !id.is_empty()) else {
+            return;
+        };
+        let (line, col) = crate::error::line_col(self.text, at);
+        self.anchors.push(Anchor {
+            page: page.to_string(),
+            id: id.to_string(),
+            written: dest.to_string(),
+            path: self.path.clone(),
+            line,
+            col,
+        });
+    }
+
+    /// Check and rewrite a link target; `None` drops the link.
+    pub(super) fn link(&mut self, dest: &str, at: usize) -> Result<Option<String>> {
+        // Every target passes the one filter: a scheme the format does not
+        // define (`javascript:`, `data:`, `vbscript:`) drops the link.
+        if !crate::html::allowed_target(dest) {
+            return Ok(None);
+        }
+        if crate::html::scheme(dest.trim()).is_some() {
+            return Ok(Some(dest.to_string()).filter(|d| self.unredacted(d)));
+        }
+        // An e-mail autolink (`<ops@example.com>`) names no file.
+        if dest.contains('@') && !dest.contains('/') {
+            return Ok(Some(dest.to_string()).filter(|d| self.unredacted(d)));
+        }
+        if dest.starts_with('#') && self.unredacted(dest) {
+            let own = self.stem.clone() + ".html";
+            self.anchor(&own, dest, dest, at);
+        }
+        if dest.is_empty()
+            || dest.starts_with('#')
+            || dest.starts_with("//")
+            || dest.starts_with("../")
+        {
+            return Ok(Some(dest.to_string()).filter(|d| self.unredacted(d)));
+        }
+        if dest.starts_with('/') {
+            return Err(self.err(
+                at,
+                format!("link `{dest}` is absolute; link to campaign files with relative paths"),
+            ));
+        }
+        let (path, frag) = match dest.find(['#', '?']) {
+            Some(i) => (&dest[..i], &dest[i..]),
+            None => (dest, ""),
+        };
+        let path = path.strip_prefix("./").unwrap_or(path);
+        if let Some(out) = self.store.public.output_of_page(path) {
+            let frag = self.store.redactor.redact(frag).into_owned();
+            self.anchor(&out, &frag, dest, at);
+            return Ok(Some(format!("{out}{frag}")));
+        }
+        if self.evidence.verified_sha256(path).is_some() {
+            let frag = self.store.redactor.redact(frag);
+            let href = crate::html::file_href(&self.store.public.published(path));
+            return Ok(Some(format!("{href}{frag}")));
+        }
+        let generated = crate::layout::GENERATED;
+        if self.store.public.page_with_output(path).is_some() {
+            let frag = frag.to_string();
+            self.anchor(path, &frag, dest, at);
+            return Ok(Some(dest.to_string()));
+        }
+        if generated.contains(&path) {
+            return Ok(Some(dest.to_string()));
+        }
+        Err(self.err(
+            at,
+            format!("broken link `{dest}`: no page or file of the campaign has that path"),
+        ))
+    }
+}
+
+/// The host of an absolute URL (`scheme://[user@]host[:port]/...`).
+fn url_host(url: &str) -> Option<&str> {
+    let rest = &url[url.find("://")? + 3..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    Some(host.rsplit_once(':').map_or(host, |(h, _)| h))
+}
+
+/// `10.5`, `0x0a.0.0.5`, `012.0.0.5`, `167772165`: numbers a browser reads
+/// as an IPv4 address, but not written the usual way, so the detectors
+/// cannot tell where they lead. A link to one is dropped.
+fn odd_numeric_host(host: &str) -> bool {
+    let numeric = !host.is_empty()
+        && host.starts_with(|c: char| c.is_ascii_digit())
+        && host
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() || matches!(c, '.' | 'x' | 'X'));
+    let canonical = {
+        let parts: Vec<&str> = host.split('.').collect();
+        parts.len() == 4
+            && parts.iter().all(|p| {
+                !p.is_empty()
+                    && p.len() <= 3
+                    && p.bytes().all(|b| b.is_ascii_digit())
+                    && (p.len() == 1 || !p.starts_with('0'))
+                    && p.parse::<u16>().is_ok_and(|n| n <= 255)
+            })
+    };
+    numeric && !canonical
+}

@@ -1,0 +1,228 @@
+//! Third stage: a Markdown page and its `exhibit` blocks into a rendered
+//! page body, walking pulldown-cmark's event stream with byte offsets so every
+//! error names the page's line:col.
+
+mod events;
+mod fenced;
+mod headings;
+mod links;
+mod table;
+
+use crate::blocks::LedgerEntry;
+use crate::campaign::Campaign;
+use crate::data::DataStore;
+use crate::error::InputError;
+use crate::evidence::Evidence;
+use anyhow::Result;
+use pulldown_cmark::{CowStr, Event, Options};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Heading {
+    pub level: u8,
+    pub id: String,
+    pub text: String,
+}
+
+/// A block as recorded in audit.json.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockRecord {
+    pub page: String,
+    pub line: usize,
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub title: String,
+    pub file: String,
+    pub output: String,
+    pub html: String,
+    pub toc: Vec<Heading>,
+    pub blocks: Vec<BlockRecord>,
+    pub ledger: Vec<LedgerEntry>,
+    /// Data downloads of the page's tables and charts.
+    pub downloads: Vec<crate::blocks::Download>,
+    /// Links into a page at an id, checked once every page is rendered.
+    pub anchors: Vec<Anchor>,
+}
+
+/// A link `PAGE#ID` (or `#ID`) and where it was written.
+#[derive(Debug, Clone)]
+pub struct Anchor {
+    /// Output name of the page linked to.
+    pub page: String,
+    /// The id, as published.
+    pub id: String,
+    pub written: String,
+    pub path: PathBuf,
+    pub line: usize,
+    pub col: usize,
+}
+
+/// Every `id` a rendered page defines (headings, charts, footnotes).
+pub fn ids(html: &str) -> std::collections::HashSet<&str> {
+    static ID: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = ID.get_or_init(|| regex::Regex::new(r#"\sid="([^"]*)""#).expect("valid id pattern"));
+    re.captures_iter(html)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect()
+}
+
+/// Links to an id no page defines are broken: report the first, in page
+/// order, at the place it was written.
+pub fn check_anchors<P: std::ops::Deref<Target = Page>>(pages: &[P]) -> Result<()> {
+    // Only pages that links point into are read for their ids.
+    let targets: std::collections::HashSet<&str> = pages
+        .iter()
+        .flat_map(|p| p.anchors.iter().map(|a| a.page.as_str()))
+        .collect();
+    let defined: HashMap<&str, std::collections::HashSet<&str>> = pages
+        .iter()
+        .filter(|p| targets.contains(p.output.as_str()))
+        .map(|p| (p.output.as_str(), ids(&p.html)))
+        .collect();
+    for a in pages.iter().flat_map(|p| &p.anchors) {
+        let Some(ids) = defined.get(a.page.as_str()) else {
+            continue;
+        };
+        let decoded = percent_encoding::percent_decode_str(&a.id).decode_utf8_lossy();
+        let escaped = crate::html::escape(&decoded);
+        if !ids.contains(a.id.as_str()) && !ids.contains(escaped.as_str()) {
+            return Err(InputError::new(
+                &a.path,
+                a.line,
+                a.col,
+                format!(
+                    "broken link `{}`: {} has no heading or element with id `{}`",
+                    a.written, a.page, decoded
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+pub fn options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+}
+
+struct Renderer<'a> {
+    campaign: &'a Campaign,
+    evidence: &'a Evidence,
+    store: &'a DataStore<'a>,
+    file: &'a str,
+    path: PathBuf,
+    text: &'a str,
+    html: String,
+    pending: Vec<Event<'a>>,
+    toc: Vec<Heading>,
+    ids: HashMap<String, usize>,
+    blocks: Vec<BlockRecord>,
+    ledger: Vec<LedgerEntry>,
+    charts: usize,
+    /// The page's output name without `.html`, naming its downloads.
+    stem: String,
+    downloads: Vec<crate::blocks::Download>,
+    anchors: Vec<Anchor>,
+    /// The id of the heading being written, for its section link.
+    open_heading: Option<String>,
+}
+
+/// Render page `index` of the campaign.
+pub fn render(
+    campaign: &Campaign,
+    evidence: &Evidence,
+    store: &DataStore,
+    index: usize,
+) -> Result<Page> {
+    let page = &campaign.meta.pages[index];
+    let public_title = &store.public.meta.pages[index].title;
+    let path = campaign.path(&page.file);
+    if evidence.get(&page.file).is_none() {
+        return Err(InputError::new(
+            &campaign.path(crate::campaign::META_NAME),
+            0,
+            0,
+            format!(
+                "page `{}` is listed in campaign.json but does not exist",
+                page.file
+            ),
+        )
+        .into());
+    }
+    let bytes = evidence.read_verified(&page.file)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+        InputError::at_offset(
+            &path,
+            &lossy,
+            e.utf8_error().valid_up_to(),
+            "page is not valid UTF-8",
+        )
+    })?;
+    let mut r = Renderer {
+        campaign,
+        evidence,
+        store,
+        file: &page.file,
+        path,
+        text: &text,
+        html: String::with_capacity(text.len() * 2),
+        pending: Vec::new(),
+        toc: Vec::new(),
+        ids: HashMap::new(),
+        blocks: Vec::new(),
+        ledger: Vec::new(),
+        charts: 0,
+        stem: store
+            .public
+            .page_output(index)
+            .trim_end_matches(".html")
+            .to_string(),
+        downloads: Vec::new(),
+        anchors: Vec::new(),
+        open_heading: None,
+    };
+    r.run()?;
+    Ok(Page {
+        title: public_title.clone(),
+        file: page.file.clone(),
+        output: store.public.page_output(index),
+        html: r.html,
+        toc: r.toc,
+        blocks: r.blocks,
+        ledger: r.ledger,
+        downloads: r.downloads,
+        anchors: r.anchors,
+    })
+}
+
+impl<'a> Renderer<'a> {
+    pub(super) fn err(&self, offset: usize, msg: impl Into<String>) -> anyhow::Error {
+        InputError::at_offset(&self.path, self.text, offset, msg).into()
+    }
+
+    /// A string as published: redacted.
+    pub(super) fn public(&self, s: &CowStr<'a>) -> CowStr<'a> {
+        match self.store.redactor.redact(s) {
+            std::borrow::Cow::Borrowed(_) => s.clone(),
+            std::borrow::Cow::Owned(r) => r.into(),
+        }
+    }
+
+    pub(super) fn flush(&mut self) {
+        pulldown_cmark::html::push_html(&mut self.html, self.pending.drain(..));
+    }
+}

@@ -1,0 +1,115 @@
+//! audit.json: a campaign's machine-readable record of what was verified
+//! and what was published, file by file, with every block and ledger entry
+//! its pages show.
+
+use super::write::Site;
+use crate::blocks::LedgerEntry;
+use crate::campaign;
+use crate::copies;
+use crate::manifest::Format as ManifestFormat;
+use crate::page::BlockRecord;
+use crate::redact::Counts;
+use crate::render::GENERATOR;
+use anyhow::Result;
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Audit<'a> {
+    generator: &'static str,
+    campaign: &'a campaign::Meta,
+    verification: Verification,
+    files: Vec<AuditFile>,
+    blocks: Vec<BlockRecord>,
+    ledger: Vec<LedgerEntry>,
+}
+
+#[derive(Serialize)]
+struct Verification {
+    /// The manifest as published, and its hash.
+    manifest: String,
+    format: ManifestFormat,
+    sha256: String,
+    /// The published manifest was rewritten to list the redacted copies.
+    rewritten: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sealed: Option<copies::Commitment>,
+    summary: String,
+    all_ok: bool,
+}
+
+#[derive(Serialize)]
+struct AuditFile {
+    /// The file's path as published (redacted), before any `.txt` rename.
+    path: String,
+    /// The published copy's size and hash: for a redacted file not the
+    /// original's, which would let anyone test guesses of what was taken out.
+    bytes: u64,
+    sha256: String,
+    verdict: &'static str,
+    published: String,
+    /// The copy is not the original (values were replaced).
+    redacted: bool,
+    /// Keyed commitment to the sealed original (with `--key-file`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sealed: Option<copies::Commitment>,
+    redactions: Counts,
+    /// Binary, published unscanned because the policy allows it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unscanned: bool,
+}
+
+impl Site<'_> {
+    /// Campaign `i`'s audit.json, with the blocks and ledger its pages show.
+    pub(super) fn audit(
+        &self,
+        i: usize,
+        blocks: Vec<BlockRecord>,
+        ledger: Vec<LedgerEntry>,
+    ) -> Result<Vec<u8>> {
+        let audit = Audit {
+            generator: GENERATOR,
+            campaign: &self.publics[i].meta,
+            verification: self.verification(i),
+            files: self.audit_files(i),
+            blocks,
+            ledger,
+        };
+        let mut text = serde_json::to_string_pretty(&audit)?;
+        text.push('\n');
+        Ok(text.into_bytes())
+    }
+
+    fn verification(&self, i: usize) -> Verification {
+        let (e, manifest) = (&self.evidences[i], self.copies[i].manifest());
+        Verification {
+            manifest: manifest.map(|m| m.path.clone()).unwrap_or_default(),
+            format: e.manifest.format,
+            sha256: manifest
+                .map(|m| m.public_sha256().to_string())
+                .unwrap_or_default(),
+            rewritten: manifest.is_some_and(copies::Published::redacted),
+            sealed: manifest.and_then(|m| m.sealed.clone()),
+            summary: e.summary(),
+            all_ok: e.all_ok(),
+        }
+    }
+
+    fn audit_files(&self, i: usize) -> Vec<AuditFile> {
+        let (e, p) = (&self.evidences[i], &self.publics[i]);
+        e.files
+            .iter()
+            .zip(self.copies[i].evidence_files())
+            .map(|(f, k)| AuditFile {
+                path: p.name(&f.path).to_string(),
+                bytes: k.public_bytes(),
+                sha256: k.public_sha256().to_string(),
+                verdict: f.verdict.as_str(),
+                published: k.path.clone(),
+                redacted: k.redacted(),
+                sealed: k.sealed.clone(),
+                redactions: k.copied.redactions.clone(),
+                unscanned: k.copied.binary,
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,97 @@
+//! What a build may keep for the next one: owned by the caller (the
+//! preview server) and handed to [`super::build_with`]; a one-shot build
+//! has none, and no process-wide state stands in for it.
+
+use super::pages::Emitted;
+use crate::evidence::HashCache;
+use crate::page::Page;
+use crate::public::ScanCache;
+use crate::sink::Files;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Everything kept between builds of one preview server.
+#[derive(Default)]
+pub struct BuildCache {
+    /// Hashes of files unchanged since they were last hashed.
+    pub hashes: HashCache,
+    /// Input scans by detector and file hash.
+    pub scans: ScanCache,
+    /// Rendered pages and their written files.
+    pub(super) pages: PageCache,
+    /// Pages rendered afresh by the last build (the others were reused).
+    pub rendered: usize,
+    /// What the last build wrote, so the next writes only changes.
+    last: Option<Published>,
+}
+
+/// A site as the last preview build left it.
+struct Published {
+    out: PathBuf,
+    /// Fingerprint of the detector that scanned it.
+    detector: String,
+    files: Files,
+}
+
+/// A rendered page, by (campaign id, page index): the fingerprint of its
+/// inputs and the page.
+pub(super) type PageKey = (String, usize);
+
+/// Pages rendered by earlier preview builds, reused when nothing they
+/// depend on changed (see [`super::pages`]'s fingerprints).
+#[derive(Default)]
+pub(super) struct PageCache {
+    pub pages: HashMap<PageKey, Rendering>,
+    /// A page's files as written (page, downloads) and their scans, by the
+    /// fingerprint of everything that went into them.
+    pub outputs: HashMap<PageKey, PageFiles>,
+}
+
+/// A page and the fingerprint of what it was rendered from.
+#[derive(Clone)]
+pub(super) struct Rendering {
+    pub fingerprint: String,
+    pub page: Arc<Page>,
+}
+
+/// A page's written files and the fingerprint of what went into them.
+#[derive(Clone)]
+pub(super) struct PageFiles {
+    pub fingerprint: String,
+    pub files: Vec<KeptFile>,
+}
+
+/// One written file: its bytes (kept for the preview) and what was written.
+#[derive(Clone)]
+pub(super) struct KeptFile {
+    pub bytes: Vec<u8>,
+    pub emitted: Emitted,
+}
+
+impl BuildCache {
+    /// The files OUT holds from the last build, when a preview build goes
+    /// to the same folder with the same detector: only changes are written.
+    pub(super) fn served(
+        &self,
+        opts: &super::BuildOptions,
+        out_abs: &Path,
+        detector: &str,
+    ) -> Option<Files> {
+        self.last
+            .as_ref()
+            .filter(|l| opts.preview && l.out == out_abs && l.detector == detector)
+            .filter(|_| opts.out.join(crate::layout::MARKER).is_file())
+            .map(|l| l.files.clone())
+    }
+
+    /// Record the site a build swapped in; `None` when OUT may be part
+    /// old, part new (the next build writes it whole).
+    pub(super) fn published(&mut self, out_abs: &Path, detector: String, files: Option<Files>) {
+        self.last = files.map(|files| Published {
+            out: out_abs.to_path_buf(),
+            detector,
+            files,
+        });
+    }
+}

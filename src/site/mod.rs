@@ -1,0 +1,247 @@
+//! The build: verify, make the public view, copy, render and write the
+//! whole site beside OUT, write SHA256SUMS and audit.json per campaign,
+//! rescan what was written, then swap the new site in. Nothing is
+//! published until every campaign has verified and rendered.
+//!
+//! [`build_with`] reads as the stages it runs; each stage is a function of
+//! its own file here and hands the next a value of its own:
+//! [`inputs`] (load and verify) -> [`crate::public`] -> [`crate::copies`] ->
+//! [`pages`] (render) -> [`write`] (+ [`audit`], [`nav`]) -> [`rescan`] ->
+//! [`staging`] (swap in). State kept between builds is the caller's
+//! [`BuildCache`], never the process's.
+
+mod audit;
+mod cache;
+mod inputs;
+mod nav;
+mod pages;
+mod rescan;
+mod staging;
+mod write;
+
+pub use crate::layout::MARKER;
+pub use cache::BuildCache;
+pub use inputs::verify_campaign;
+pub use nav::TABS_UP_TO;
+
+use crate::copies::{self, Copies};
+use crate::public::Public;
+use crate::redact::{Detector, Redactor};
+use crate::sink::Sink;
+use anyhow::Result;
+use std::path::PathBuf;
+
+pub struct BuildOptions {
+    pub root: PathBuf,
+    pub out: PathBuf,
+    pub theme: Option<PathBuf>,
+    /// `exhibit serve`: files that differ from the manifest are published
+    /// as they are now and reported in [`BuildReport::unverified`] instead
+    /// of failing the build (the author is editing them).
+    pub preview: bool,
+    /// Also write `<id>/<id>.html`, one self-contained file per campaign.
+    pub single_file: bool,
+    /// The publisher's key: redacted copies get a keyed commitment to
+    /// their sealed original (see [`crate::commit`]).
+    pub key: Option<crate::commit::Key>,
+    /// Manifest hashes the campaigns must have (`build --expect`).
+    pub expect: Vec<crate::verify::Pin>,
+}
+
+#[derive(Debug)]
+pub struct BuildReport {
+    pub campaigns: usize,
+    pub pages: usize,
+    pub files: usize,
+    /// Preview only: `campaign/path: verdict` of every file that did not
+    /// match the manifest.
+    pub unverified: Vec<String>,
+}
+
+/// `EXHIBIT_TIMINGS=1`: how long each stage of a build took, on stderr
+/// (for benchmarks and profiles).
+struct Phases {
+    on: bool,
+    last: std::time::Instant,
+}
+
+impl Phases {
+    fn new() -> Self {
+        Phases {
+            on: std::env::var_os("EXHIBIT_TIMINGS").is_some_and(|v| v == "1"),
+            last: std::time::Instant::now(),
+        }
+    }
+
+    fn mark(&mut self, stage: &str) {
+        if self.on {
+            let now = std::time::Instant::now();
+            eprintln!(
+                "timing: {stage:<10} {:>8.1} ms",
+                (now - self.last).as_secs_f64() * 1e3
+            );
+            self.last = now;
+        }
+    }
+}
+
+/// A one-shot build: nothing is kept for a next one.
+pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
+    build_with(opts, None)
+}
+
+/// [`build`], reusing from `cache` (the preview server's) the hashes,
+/// scans and pages whose inputs are unchanged, and writing only what
+/// changed since the last build into the same folder.
+pub fn build_with(opts: &BuildOptions, mut cache: Option<&mut BuildCache>) -> Result<BuildReport> {
+    let mut phases = Phases::new();
+    let loaded = inputs::load(opts)?;
+    phases.mark("load");
+    let verified = inputs::verify(opts, &loaded.campaigns, cache.as_deref())?;
+    phases.mark("verify");
+    let (publics, redactor) = public_view(&loaded, &verified.evidences, cache.as_deref())?;
+    phases.mark("scan");
+    let staging = staging::Staging::create(&opts.out)?;
+    let scanned_by = redactor.detector.fingerprint();
+    let previous = cache
+        .as_deref()
+        .and_then(|c| c.served(opts, &loaded.out_abs, &scanned_by));
+    let sink = Sink::new(staging.path.clone(), previous.as_ref(), cache.is_some());
+    let stages = Stages {
+        opts,
+        loaded: &loaded,
+        verified: &verified,
+        publics: &publics,
+        sink: &sink,
+    };
+    let copied = stages.copy(&redactor)?;
+    phases.mark("copy");
+    let page_cache = cache.as_deref_mut().map(|c| &mut c.pages);
+    let rendered = stages.render(&redactor, &copied, page_cache)?;
+    if let Some(cache) = cache.as_deref_mut() {
+        cache.rendered = rendered.campaigns.iter().map(|c| c.fresh).sum();
+    }
+    phases.mark("render");
+    // Copies and the rescan also look for secrets the pages met by key;
+    // if there are any, what was scanned while rendering is scanned again.
+    let redactor = redactor.with_known_secrets()?;
+    let prescanned = redactor.detector.fingerprint() == scanned_by;
+    let written = stages.write(&redactor, &copied, rendered, prescanned, &mut phases);
+    phases.mark("rescan");
+    written?;
+    let published = staging.publish(sink, &opts.out);
+    if let Some(cache) = cache {
+        let files = published.as_ref().ok().cloned();
+        cache.published(&loaded.out_abs, scanned_by, files);
+    }
+    published?;
+    phases.mark("swap");
+    Ok(verified.report(&loaded.campaigns))
+}
+
+/// The public stage: every file scanned and its values numbered
+/// ([`crate::public::prepare`]), and the secrets met by key (`"api_key":
+/// ...` once parsed) found before anything is copied, so every copy is
+/// redacted of them too.
+fn public_view(
+    loaded: &inputs::Loaded,
+    evidences: &[crate::evidence::Evidence],
+    cache: Option<&BuildCache>,
+) -> Result<(Vec<Public>, Redactor)> {
+    let campaigns = &loaded.campaigns;
+    let redactor = Redactor::new(Detector::new(campaigns.iter().map(|c| &c.meta.redaction))?);
+    let scans = cache.map(|c| &c.scans);
+    let publics = crate::public::prepare(campaigns, evidences, &redactor, scans)?;
+    for (c, e) in campaigns.iter().zip(evidences) {
+        copies::learn_keyed_secrets(c, e, &redactor)?;
+    }
+    Ok((publics, redactor.with_known_secrets()?))
+}
+
+/// What the stages after the public view read: each hands its result to
+/// the next as a value.
+struct Stages<'a> {
+    opts: &'a BuildOptions,
+    loaded: &'a inputs::Loaded,
+    verified: &'a inputs::Verified,
+    publics: &'a [Public],
+    sink: &'a Sink<'a>,
+}
+
+impl Stages<'_> {
+    /// The copy stage, before any page: pages show the copies' hashes and
+    /// sizes.
+    fn copy(&self, redactor: &Redactor) -> Result<Vec<Copies>> {
+        let stage = copies::Stage {
+            redactor,
+            key: self.opts.key.as_ref(),
+            sink: self.sink,
+        };
+        let campaigns = self.loaded.campaigns.iter();
+        campaigns
+            .zip(&self.verified.evidences)
+            .zip(self.publics)
+            .map(|((c, e), p)| stage.copy_campaign(c, e, p))
+            .collect()
+    }
+
+    /// The render stage: every campaign's pages (written to staging as
+    /// they are rendered) and the site's index.
+    fn render(
+        &self,
+        redactor: &Redactor,
+        copied: &[Copies],
+        mut cache: Option<&mut cache::PageCache>,
+    ) -> Result<pages::Site> {
+        let target = pages::Target {
+            theme: &self.loaded.theme,
+            single_file: self.opts.single_file,
+            sink: self.sink,
+            redactor,
+        };
+        let campaigns = self.loaded.campaigns.iter();
+        let campaigns = campaigns
+            .zip(&self.verified.evidences)
+            .zip(self.publics)
+            .zip(copied)
+            .map(|(((c, e), p), k)| {
+                let campaign = pages::Campaign { c, e, p, k };
+                target.render_pages(&campaign, cache.as_deref_mut())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let index = pages::render_index(self.publics, &self.verified.evidences, target.theme)?;
+        Ok(pages::Site { campaigns, index })
+    }
+
+    /// The write stage and the rescan: the generated files beside the
+    /// pages, then every file of the staged site scanned again.
+    /// `prescanned`: `redactor` is the detector the pages were scanned
+    /// with as they were written.
+    fn write(
+        &self,
+        redactor: &Redactor,
+        copied: &[Copies],
+        rendered: pages::Site,
+        prescanned: bool,
+        phases: &mut Phases,
+    ) -> Result<()> {
+        let site = write::Site {
+            campaigns: &self.loaded.campaigns,
+            evidences: &self.verified.evidences,
+            publics: self.publics,
+            copies: copied,
+            theme: &self.loaded.theme,
+            single_file: self.opts.single_file,
+            out: &self.opts.out,
+        };
+        let written = site.write(self.sink, rendered.campaigns, &rendered.index)?;
+        phases.mark("write");
+        rescan::rescan(&self.sink.staging, redactor, &written, prescanned)?;
+        if self.sink.is_delta() && !prescanned {
+            // Secrets met by key widened the detector: what is served
+            // unchanged is read again too.
+            rescan::rescan(&self.opts.out, redactor, &write::Written::default(), false)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,346 @@
+//! The render stage: each campaign's pages rendered (on every core, or
+//! taken from the preview's cache when nothing they read changed),
+//! templated, written to staging and scanned at once, then the ledger
+//! page and the site's index.
+
+use super::cache::{KeptFile, PageCache, PageFiles, PageKey, Rendering};
+use super::nav::base_context;
+use crate::blocks::LedgerEntry;
+use crate::copies::Copies;
+use crate::data::DataStore;
+use crate::evidence::Evidence;
+use crate::layout;
+use crate::page::{self, BlockRecord, Page};
+use crate::public::Public;
+use crate::redact::{scan, Detector, Redactor};
+use crate::render::{Theme, GENERATOR};
+use crate::sink::Sink;
+use anyhow::Result;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A generated file, written to staging and scanned there and then.
+#[derive(Clone)]
+pub(super) struct Emitted {
+    /// Path inside the campaign's output folder.
+    pub rel: String,
+    pub sha256: String,
+    pub scanned: scan::Scanned,
+}
+
+/// Write a generated file of campaign `id` and scan its bytes with `det`
+/// (as the rescan would read them), so the rescan need not read it back.
+/// Bytes the served site already has (preview) are neither.
+fn emit(sink: &Sink, id: &str, rel: &str, bytes: &[u8], det: &Detector) -> Result<Emitted> {
+    let (sha256, written) = sink.write(&format!("{id}/{rel}"), bytes)?;
+    Ok(Emitted {
+        rel: rel.to_string(),
+        sha256,
+        scanned: if written {
+            scan::scan_bytes(det, bytes, scan::View::of(Path::new(rel)))?
+        } else {
+            scan::Scanned::default()
+        },
+    })
+}
+
+/// What the render stage hands on.
+pub(super) struct Site {
+    pub campaigns: Vec<Rendered>,
+    /// The site's index page.
+    pub index: Vec<u8>,
+}
+
+/// A campaign's pages and ledger page, rendered before anything else of
+/// it is written.
+pub(super) struct Rendered {
+    /// Pages, downloads and the ledger page, already written and scanned.
+    pub emitted: Vec<Emitted>,
+    pub blocks: Vec<BlockRecord>,
+    pub ledger: Vec<LedgerEntry>,
+    /// The rendered pages, kept only for the single file.
+    pub pages: Vec<Page>,
+    /// Pages rendered afresh (the others came from the cache).
+    pub fresh: usize,
+}
+
+/// One campaign as the render stage reads it: as loaded, verified, made
+/// public and copied.
+pub(super) struct Campaign<'a> {
+    pub c: &'a crate::campaign::Campaign,
+    pub e: &'a Evidence,
+    pub p: &'a Public,
+    pub k: &'a Copies,
+}
+
+/// Where and how pages are written.
+pub(super) struct Target<'a> {
+    pub theme: &'a Theme,
+    /// The single file is written too (so pages are kept for it).
+    pub single_file: bool,
+    pub sink: &'a Sink<'a>,
+    pub redactor: &'a Redactor,
+}
+
+impl Target<'_> {
+    /// Render, write and scan a campaign's pages and its ledger page.
+    pub fn render_pages(
+        &self,
+        campaign: &Campaign,
+        mut cache: Option<&mut PageCache>,
+    ) -> Result<Rendered> {
+        let (pages, fingerprints, fresh) = self.pages(campaign, cache.as_deref())?;
+        if let Some(cache) = cache.as_deref_mut() {
+            for (i, (page, fingerprint)) in pages.iter().zip(&fingerprints).enumerate() {
+                let rendering = Rendering {
+                    fingerprint: fingerprint.clone(),
+                    page: page.clone(),
+                };
+                cache.pages.insert(key(campaign, i), rendering);
+            }
+        }
+        page::check_anchors(&pages)?;
+        let mut emitted = self.write_pages(campaign, &pages, &fingerprints, cache)?;
+        let ledger = ledger(&pages);
+        emitted.push(self.ledger_page(campaign.p, &ledger)?);
+        Ok(Rendered {
+            emitted,
+            blocks: pages.iter().flat_map(|p| p.blocks.clone()).collect(),
+            ledger,
+            pages: if self.single_file {
+                pages.iter().map(|p| Page::clone(p)).collect()
+            } else {
+                Vec::new()
+            },
+            fresh,
+        })
+    }
+
+    /// Every page in order, with the fingerprint of its inputs and how
+    /// many were rendered afresh. Pages are independent: rendered on every
+    /// core, in page order, unless an earlier build rendered one from the
+    /// same inputs.
+    fn pages(
+        &self,
+        campaign: &Campaign,
+        cache: Option<&PageCache>,
+    ) -> Result<(Vec<Arc<Page>>, Vec<String>, usize)> {
+        let Campaign { c, e, p, k } = *campaign;
+        let r = self.redactor;
+        let shared = shared_inputs(c, e, r);
+        let cached = |i: usize, fp: &str| {
+            let hit = cache.and_then(|cache| cache.pages.get(&key(campaign, i)));
+            hit.filter(|old| old.fingerprint == fp)
+                .map(|old| old.page.clone())
+        };
+        let render = |store: &DataStore, i: usize| -> Result<(String, Arc<Page>, bool)> {
+            let fp = page_fingerprint(c, e, &shared, i);
+            match cached(i, &fp) {
+                Some(page) => Ok((fp, page, false)),
+                None => page::render(c, e, store, i).map(|page| (fp, Arc::new(page), true)),
+            }
+        };
+        let numbered = r.snapshot();
+        let store = DataStore::new(e, r, p, k);
+        let count = c.meta.pages.len();
+        let mut fresh: Vec<Result<_>> = (0..count)
+            .into_par_iter()
+            .map(|i| render(&store, i))
+            .collect();
+        if r.grew_since(&numbered) {
+            // A page met a value no input held as such (a data value read
+            // differently from its file, or one put together from fields):
+            // number such values in page order, not in the order threads
+            // happened to reach them, with data read afresh.
+            r.restore(numbered);
+            let store = DataStore::new(e, r, p, k);
+            fresh = (0..count).map(|i| render(&store, i)).collect();
+        }
+        // The first failing page in order, whatever thread finished first.
+        let fresh: Vec<(String, Arc<Page>, bool)> = fresh.into_iter().collect::<Result<_>>()?;
+        let rendered = fresh.iter().filter(|(_, _, new)| *new).count();
+        let (fingerprints, pages) = fresh.into_iter().map(|(fp, page, _)| (fp, page)).unzip();
+        Ok((pages, fingerprints, rendered))
+    }
+
+    /// Each page and its downloads: templated, written and scanned at
+    /// once, or taken from the last preview build when nothing they show
+    /// changed.
+    fn write_pages(
+        &self,
+        campaign: &Campaign,
+        pages: &[Arc<Page>],
+        fingerprints: &[String],
+        cache: Option<&mut PageCache>,
+    ) -> Result<Vec<Emitted>> {
+        // What a page's files depend on besides the page: theme, footer,
+        // detector.
+        let around = format!(
+            ":{}:{}:{}",
+            self.theme.fingerprint,
+            self.single_file,
+            self.redactor.detector.fingerprint()
+        );
+        let keep = cache.is_some();
+        let cached = cache.as_deref();
+        let outputs: Vec<Result<PageFiles>> = pages
+            .par_iter()
+            .enumerate()
+            .map(|(i, page)| {
+                let fingerprint = format!("{}{around}", fingerprints[i]);
+                let old = cached.and_then(|c| c.outputs.get(&key(campaign, i)));
+                match old.filter(|old| old.fingerprint == fingerprint) {
+                    Some(old) => self.rewrite(campaign.p, old),
+                    None => self.write_page(campaign.p, page, fingerprint, keep),
+                }
+            })
+            .collect();
+        let mut emitted = Vec::new();
+        let mut cache = cache;
+        for (i, o) in outputs.into_iter().enumerate() {
+            let files = o?;
+            emitted.extend(files.files.iter().map(|f| f.emitted.clone()));
+            if let Some(cache) = cache.as_deref_mut() {
+                cache.outputs.insert(key(campaign, i), files);
+            }
+        }
+        Ok(emitted)
+    }
+
+    /// A page's files as the last build wrote them, handed to the sink
+    /// again (which writes them only if the served site lost them).
+    fn rewrite(&self, p: &Public, old: &PageFiles) -> Result<PageFiles> {
+        for f in &old.files {
+            let rel = format!("{}/{}", p.meta.id, f.emitted.rel);
+            self.sink.write_known(&rel, &f.bytes, &f.emitted.sha256)?;
+        }
+        Ok(old.clone())
+    }
+
+    /// Template a page, then write and scan it and its downloads; `keep`
+    /// their bytes for the next build.
+    fn write_page(
+        &self,
+        p: &Public,
+        page: &Page,
+        fingerprint: String,
+        keep: bool,
+    ) -> Result<PageFiles> {
+        let (id, det) = (p.meta.id.as_str(), &self.redactor.detector);
+        let mut ctx = base_context(p, &page.output, &page.title, self.theme, self.single_file);
+        ctx.insert("content", &page.html);
+        let toc: Vec<_> = page.toc.iter().filter(|h| h.level >= 2).collect();
+        ctx.insert("toc", &toc);
+        let html = self.theme.render("page.html", &ctx)?.into_bytes();
+        let emitted = emit(self.sink, id, &page.output, &html, det)?;
+        let kept = |bytes: &[u8]| if keep { bytes.to_vec() } else { Vec::new() };
+        let mut files = vec![KeptFile {
+            bytes: kept(&html),
+            emitted,
+        }];
+        for d in &page.downloads {
+            let emitted = emit(self.sink, id, &d.path, &d.bytes, det)?;
+            files.push(KeptFile {
+                bytes: kept(&d.bytes),
+                emitted,
+            });
+        }
+        Ok(PageFiles { fingerprint, files })
+    }
+
+    /// The ledger page: every entry the pages show, once.
+    fn ledger_page(&self, p: &Public, ledger: &[LedgerEntry]) -> Result<Emitted> {
+        let title = "Failure ledger";
+        let mut ctx = base_context(p, layout::LEDGER_PAGE, title, self.theme, self.single_file);
+        ctx.insert("count", &ledger.len());
+        ctx.insert("ledger", &crate::blocks::entries_table(ledger));
+        let bytes = self.theme.render("ledger.html", &ctx)?.into_bytes();
+        let det = &self.redactor.detector;
+        emit(self.sink, &p.meta.id, layout::LEDGER_PAGE, &bytes, det)
+    }
+}
+
+fn key(campaign: &Campaign, i: usize) -> PageKey {
+    (campaign.c.meta.id.clone(), i)
+}
+
+/// The ledger entries of all pages, each once, in page order.
+fn ledger(pages: &[Arc<Page>]) -> Vec<LedgerEntry> {
+    let mut seen = BTreeSet::new();
+    pages
+        .iter()
+        .flat_map(|p| p.ledger.iter())
+        .filter(|l| seen.insert(l.id.clone()))
+        .cloned()
+        .collect()
+}
+
+/// What every page of a campaign reads besides its own Markdown: the
+/// campaign's metadata, every file that is not a page (data, artifacts),
+/// and the placeholder numbering.
+fn shared_inputs(c: &crate::campaign::Campaign, e: &Evidence, r: &Redactor) -> String {
+    let pages: BTreeSet<&str> = c.meta.pages.iter().map(|p| p.file.as_str()).collect();
+    let mut text = format!("{}\n{}\n", c.meta_sha256, r.digest());
+    for f in e.files.iter().filter(|f| !pages.contains(f.path.as_str())) {
+        text.push_str(&format!(
+            "{}\0{}\0{}\n",
+            f.path,
+            f.verdict.as_str(),
+            f.expected_sha256.as_deref().unwrap_or("")
+        ));
+    }
+    crate::hash::sha256_bytes(text.as_bytes())
+}
+
+/// A page's inputs: its index and Markdown, and what all pages share. Two
+/// builds with the same fingerprint render the page identically.
+fn page_fingerprint(c: &crate::campaign::Campaign, e: &Evidence, shared: &str, i: usize) -> String {
+    let file = &c.meta.pages[i].file;
+    format!(
+        "{shared}:{i}:{file}:{}",
+        e.verified_sha256(file).unwrap_or("")
+    )
+}
+
+#[derive(Serialize)]
+struct IndexEntry<'a> {
+    id: &'a str,
+    title: &'a str,
+    date: &'a str,
+    state: &'a str,
+    decision: &'a str,
+    summary: Option<&'a str>,
+    files: usize,
+}
+
+/// The site's index: every campaign, newest first.
+pub(super) fn render_index(
+    publics: &[Public],
+    evidences: &[Evidence],
+    theme: &Theme,
+) -> Result<Vec<u8>> {
+    let mut entries: Vec<IndexEntry> = publics
+        .iter()
+        .zip(evidences)
+        .map(|(p, e)| IndexEntry {
+            id: &p.meta.id,
+            title: &p.meta.title,
+            date: &p.meta.date,
+            state: &p.meta.state,
+            decision: &p.meta.decision,
+            summary: p.meta.summary.as_deref(),
+            files: e.files.len(),
+        })
+        .collect();
+    entries.sort_by(|a, b| b.date.cmp(a.date).then(a.id.cmp(b.id)));
+    let mut ctx = tera::Context::new();
+    ctx.insert("generator", GENERATOR);
+    ctx.insert("root", "");
+    ctx.insert("css", &theme.css);
+    ctx.insert("campaigns", &entries);
+    ctx.insert("toc", &Vec::<page::Heading>::new());
+    Ok(theme.render("index.html", &ctx)?.into_bytes())
+}

@@ -1,0 +1,301 @@
+//! The write stage: beside the pages the render stage wrote, each
+//! campaign's manifest page, the single file, audit.json and SHA256SUMS,
+//! then the site's root files and root SHA256SUMS. Every byte goes
+//! through the sink.
+
+use super::nav::base_context;
+use super::pages::Rendered;
+use crate::campaign::{self, Campaign};
+use crate::copies::{self, Copies};
+use crate::error::InputError;
+use crate::evidence::Evidence;
+use crate::layout;
+use crate::manifest;
+use crate::public::{self, Public};
+use crate::redact::scan;
+use crate::render::Theme;
+use crate::sink::Sink;
+use anyhow::Result;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+#[derive(Serialize)]
+struct ManifestRow<'a> {
+    path: &'a str,
+    href: String,
+    bytes: String,
+    sha256: &'a str,
+    verdict: &'static str,
+    redactions: String,
+    /// The copy differs from the verified original.
+    redacted: bool,
+    /// The keyed commitment to the original, when a key was given.
+    sealed: Option<&'a str>,
+    unscanned: bool,
+    /// Row id in the single file's file list.
+    anchor: String,
+}
+
+/// Everything the write stage reads.
+pub(super) struct Site<'a> {
+    pub campaigns: &'a [Campaign],
+    pub evidences: &'a [Evidence],
+    pub publics: &'a [Public],
+    pub copies: &'a [Copies],
+    pub theme: &'a Theme,
+    pub single_file: bool,
+    /// OUT, whose files a preview build that writes only changes keeps.
+    pub out: &'a Path,
+}
+
+/// Files the rescan treats apart (paths relative to the staging folder).
+#[derive(Default)]
+pub(super) struct Written {
+    /// Binaries and archives published as they are (scanned as inputs).
+    pub unscanned: BTreeSet<String>,
+    /// Exact copies of inputs the same detector found clean: only their
+    /// names are scanned again.
+    pub verbatim: BTreeSet<String>,
+    /// Generated files scanned as they were written, with what was found.
+    pub prescanned: BTreeMap<String, scan::Scanned>,
+}
+
+/// Published path -> SHA-256: what a SHA256SUMS lists.
+type Sums = BTreeMap<String, String>;
+
+fn sums_text(sums: &Sums) -> String {
+    sums.iter()
+        .map(|(p, h)| manifest::sums_line(h, p))
+        .collect()
+}
+
+impl Site<'_> {
+    /// Write the whole site into `staging`.
+    /// The root SHA256SUMS covers every file outside the campaign folders
+    /// and each campaign's SHA256SUMS, so `exhibit verify` (or
+    /// `sha256sum -c` at the root) checks every file the site serves.
+    pub fn write(&self, sink: &Sink, pages: Vec<Rendered>, index: &[u8]) -> Result<Written> {
+        let mut sums = Sums::new();
+        let mut root = |rel: &str, bytes: &[u8]| -> Result<()> {
+            let (sha, _) = sink.write(rel, bytes)?;
+            sums.insert(rel.to_string(), sha);
+            Ok(())
+        };
+        root(layout::MARKER, layout::MARKER_TEXT)?;
+        root(layout::INDEX_PAGE, index)?;
+        for a in &self.theme.assets {
+            root(&a.path, &a.bytes)?;
+        }
+        let mut written = Written::default();
+        for (i, rendered) in pages.into_iter().enumerate() {
+            let sha = self.write_campaign(sink, i, rendered, &mut written)?;
+            sums.insert(format!("{}/{}", self.publics[i].meta.id, layout::SUMS), sha);
+        }
+        sink.write(layout::SUMS, sums_text(&sums).as_bytes())?;
+        Ok(written)
+    }
+
+    /// Write campaign `i`'s generated files beside its pages and copies;
+    /// returns the SHA-256 of its SHA256SUMS.
+    fn write_campaign(
+        &self,
+        sink: &Sink,
+        i: usize,
+        rendered: Rendered,
+        written: &mut Written,
+    ) -> Result<String> {
+        let id = self.publics[i].meta.id.as_str();
+        let mut taken = self.names_taken(i, &rendered)?;
+        let single = if self.single_file {
+            let name = self.single_file_name(i, &mut taken)?;
+            Some((name, self.single_file_page(i, &rendered, sink)?))
+        } else {
+            None
+        };
+        let mut sums = Sums::new();
+        for em in &rendered.emitted {
+            sums.insert(em.rel.clone(), em.sha256.clone());
+            let rel = format!("{id}/{}", em.rel);
+            written.prescanned.insert(rel, em.scanned.clone());
+        }
+        let mut write = |rel: &str, bytes: &[u8]| -> Result<()> {
+            let (sha, _) = sink.write(&format!("{id}/{rel}"), bytes)?;
+            sums.insert(rel.to_string(), sha);
+            Ok(())
+        };
+        write(layout::MANIFEST_PAGE, &self.manifest_page(i)?)?;
+        if let Some((name, bytes)) = single {
+            write(&name, &bytes)?;
+        }
+        for f in &self.copies[i].files {
+            sums.insert(f.path.clone(), f.public_sha256().to_string());
+        }
+        let audit = self.audit(i, rendered.blocks, rendered.ledger)?;
+        let (sha, _) = sink.write(&format!("{id}/{}", layout::AUDIT), &audit)?;
+        sums.insert(layout::AUDIT.to_string(), sha);
+        let sums_file = format!("{id}/{}", layout::SUMS);
+        let (sums_sha, _) = sink.write(&sums_file, sums_text(&sums).as_bytes())?;
+        self.mark_copies(i, written);
+        Ok(sums_sha)
+    }
+
+    /// The names the campaign's folder holds, as a case-insensitive disk
+    /// compares them (`Audit.json` is `audit.json` there): a copy that
+    /// would take a generated file's name, or another copy's, is refused.
+    fn names_taken(&self, i: usize, rendered: &Rendered) -> Result<BTreeSet<String>> {
+        let c = &self.campaigns[i];
+        let mut taken: BTreeSet<String> = rendered
+            .emitted
+            .iter()
+            .map(|em| campaign::fold_name(&em.rel))
+            .collect();
+        taken.extend([layout::MANIFEST_PAGE, layout::AUDIT, layout::SUMS].map(campaign::fold_name));
+        for f in &self.copies[i].files {
+            if !taken.insert(campaign::fold_name(&f.path)) {
+                return Err(InputError::new(&c.path(&f.original), 0, 0, format!("`{}` would collide with another file of the published campaign; rename this file", f.path)).into());
+            }
+        }
+        Ok(taken)
+    }
+
+    /// `<id>.html`, unless a page or file of the campaign has that name.
+    fn single_file_name(&self, i: usize, taken: &mut BTreeSet<String>) -> Result<String> {
+        let name = format!("{}.html", self.publics[i].meta.id);
+        if !taken.insert(campaign::fold_name(&name)) {
+            let at = self.campaigns[i].path(campaign::META_NAME);
+            return Err(InputError::new(&at, 0, 0, format!("the single file `{name}` would replace a page or file of the campaign; rename that page")).into());
+        }
+        Ok(name)
+    }
+
+    /// Tell the rescan which copies it may skip or read by name only.
+    fn mark_copies(&self, i: usize, written: &mut Written) {
+        for f in &self.copies[i].files {
+            let rel = format!("{}/{}", self.publics[i].meta.id, f.path);
+            match f.mode {
+                public::Mode::Binary => written.unscanned.insert(rel),
+                public::Mode::Verbatim => written.verbatim.insert(rel),
+                public::Mode::Redact => false,
+            };
+        }
+    }
+
+    fn manifest_rows(&self, i: usize) -> Vec<ManifestRow<'_>> {
+        let (e, p, copies) = (&self.evidences[i], &self.publics[i], &self.copies[i]);
+        let thousands = crate::expr::Format::parse(",").unwrap_or_default();
+        e.files
+            .iter()
+            .zip(copies.evidence_files())
+            .enumerate()
+            .map(|(n, (f, k))| ManifestRow {
+                path: p.name(&f.path),
+                href: k.path.clone(),
+                bytes: thousands.apply(k.public_bytes() as f64),
+                sha256: k.public_sha256(),
+                verdict: f.verdict.as_str(),
+                redactions: crate::redact::describe(&k.copied.redactions),
+                redacted: k.redacted(),
+                sealed: k.sealed.as_ref().map(|s| s.hmac_sha256.as_str()),
+                unscanned: k.copied.binary,
+                anchor: format!("file-{}", n + 1),
+            })
+            .collect()
+    }
+
+    /// The context the manifest page and the single file share.
+    fn files_context(&self, i: usize, title: &str, current: &str) -> tera::Context {
+        let e = &self.evidences[i];
+        let copied = self.copies[i].evidence_files();
+        let redacted: usize = copied
+            .iter()
+            .flat_map(|k| k.copied.redactions.values())
+            .sum();
+        let mut ctx = base_context(
+            &self.publics[i],
+            current,
+            title,
+            self.theme,
+            self.single_file,
+        );
+        ctx.insert("summary", &e.summary());
+        ctx.insert("all_ok", &e.all_ok());
+        ctx.insert("redacted", &redacted);
+        ctx.insert(
+            "redacted_files",
+            &copied.iter().filter(|k| k.redacted()).count(),
+        );
+        ctx.insert("manifest", &self.manifest_facts(i));
+        ctx
+    }
+
+    /// The published manifest: its name, link, and hash as published.
+    fn manifest_facts(&self, i: usize) -> serde_json::Value {
+        let m = self.copies[i].manifest();
+        serde_json::json!({
+            "name": m.map_or("", |m| m.path.as_str()),
+            "href": m.map_or("", |m| m.path.as_str()),
+            "sha256": m.map_or("", |m| m.public_sha256()),
+            "rewritten": m.is_some_and(copies::Published::redacted),
+        })
+    }
+
+    fn manifest_page(&self, i: usize) -> Result<Vec<u8>> {
+        let mut ctx = self.files_context(i, "Manifest", layout::MANIFEST_PAGE);
+        // Rows are rendered in chunks on every core: a campaign may list
+        // tens of thousands of files.
+        let rows = self.manifest_rows(i);
+        let chunks: Vec<Result<String>> = rows
+            .par_chunks(512)
+            .map(|chunk| {
+                let mut c = tera::Context::new();
+                c.insert("files", chunk);
+                self.theme.render("manifest_rows.html", &c)
+            })
+            .collect();
+        let rows: String = chunks.into_iter().collect::<Result<Vec<_>>>()?.concat();
+        ctx.insert("rows", &rows);
+        Ok(self.theme.render("manifest.html", &ctx)?.into_bytes())
+    }
+
+    /// The one-file copy: every page, the ledger and the file list, with
+    /// the stylesheet inline. Images are read back from the published
+    /// copies in `dir`.
+    fn single_file_page(&self, i: usize, rendered: &Rendered, sink: &Sink) -> Result<Vec<u8>> {
+        let id = &self.publics[i].meta.id;
+        // A published copy is staged, or (preview) served unchanged.
+        let (staged, served) = (sink.staging.join(id), self.out.join(id));
+        let rows = self.manifest_rows(i);
+        let listed: Vec<crate::single::Listed> = rows
+            .iter()
+            .map(|r| crate::single::Listed {
+                href: &r.href,
+                anchor: r.anchor.clone(),
+            })
+            .collect();
+        let published: BTreeSet<&str> = rows.iter().map(|r| r.href.as_str()).collect();
+        let images = |path: &str| -> Option<Vec<u8>> {
+            published
+                .contains(path)
+                .then(|| {
+                    std::fs::read(staged.join(path))
+                        .or_else(|_| std::fs::read(served.join(path)))
+                        .ok()
+                })
+                .flatten()
+        };
+        let linker = crate::single::Linker::new(&rendered.pages, &listed);
+        let sections = linker.sections(&rendered.pages, &images);
+        let mut ctx = self.files_context(i, "Offline copy", "");
+        ctx.insert("files", &rows);
+        ctx.insert("css", self.theme.css_text());
+        ctx.insert("sections", &sections);
+        ctx.insert("count", &rendered.ledger.len());
+        ctx.insert(
+            "ledger",
+            &linker.fragment(&crate::blocks::entries_table(&rendered.ledger)),
+        );
+        Ok(self.theme.render("single.html", &ctx)?.into_bytes())
+    }
+}
