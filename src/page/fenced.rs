@@ -112,7 +112,7 @@ impl Renderer<'_> {
             LoadError::Other(e) => e,
         })?;
         let value = slot
-            .render(&source.doc)
+            .render(source.document())
             .map_err(|e| bad(format!("{e} in `{}`", source.path)))?;
         Ok(format!(
             "<span class=\"ref\" title=\"{} · sha256 {}\">{}</span>",
