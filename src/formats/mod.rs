@@ -197,7 +197,10 @@ fn recognise(doc: &Value) -> Option<Format> {
             .and_then(Value::as_array)
             .is_some_and(|a| a.first().is_none_or(|r| r.get(k).is_some()))
     };
-    if first_has("results", "command") {
+    // `command` and `mean`, which every hyperfine version writes: a plain
+    // document of `results` with commands and times (FORMAT.md's runs.json)
+    // stays plain JSON rather than failing as a hyperfine export.
+    if first_has("results", "command") && first_has("results", "mean") {
         Some(Format::Hyperfine)
     } else if has("benchmarks") && has("machine_info") {
         Some(Format::PytestBenchmark)
