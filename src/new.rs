@@ -27,7 +27,8 @@ long,32768,61.4,58.9,failed
 const INDEX: &str = r#"## Result
 
 Every figure on this page is read from `data/results.csv`, whose hash the
-manifest holds: change the file, run `exhibit seal --update .`, and build.
+manifest holds: change the file, run `exhibit seal --update` on this
+folder (`.` from inside it), and build again.
 
 ```exhibit card
 {
