@@ -258,7 +258,7 @@ const WINDOWS_FORBIDDEN: &[char] = &['<', '>', ':', '"', '|', '?', '*', '\\'];
 
 /// `CON`, `nul.txt`, `COM1.log`: Windows opens the device, not the file,
 /// whatever the case and extension (and spaces before the extension).
-fn is_reserved_device(part: &str) -> bool {
+pub(crate) fn is_reserved_device(part: &str) -> bool {
     let stem = part.split('.').next().unwrap_or("").trim_end_matches(' ');
     let upper = stem.to_uppercase();
     match upper.as_str() {

@@ -214,12 +214,8 @@ pub fn run(cli: Cli) -> Result<()> {
             open,
         }),
         Command::New { path } => {
-            crate::new::new_campaign(&path)?;
-            writeln!(
-                std::io::stdout(),
-                "wrote a campaign into {p} (campaign.json, index.md, data/results.csv, manifest.json)\nnext: exhibit build {p} -o site, then open site/index.html",
-                p = path.display()
-            )?;
+            let report = crate::new::new_campaign(&path)?;
+            writeln!(std::io::stdout(), "{report}")?;
             Ok(())
         }
         Command::Seal { campaign, update } => {
@@ -246,8 +242,23 @@ fn default_root(root: Option<PathBuf>, command: &str) -> Result<PathBuf> {
             "no ROOT given: this folder is a campaign, so name it and an output outside it: `exhibit {command} . -o ../site`"
         );
     }
+    // A campaign one folder down (`exhibit new camp`, then `exhibit build`):
+    // name it, rather than only say there is none here.
+    let mut below: Vec<String> = std::fs::read_dir(".")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join("campaign.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    below.sort();
+    if let Some(first) = below.first() {
+        anyhow::bail!(
+            "no ROOT given and no campaign.json here; `{first}` holds a campaign: `exhibit {command} {first}`"
+        );
+    }
     anyhow::bail!(
-        "no ROOT given and no campaign here (no campaign.json, no sample-artifacts/): name a campaign folder, `exhibit {command} PATH`, or start one with `exhibit new PATH`"
+        "no ROOT given and no campaign here (no campaign.json): name a campaign folder, `exhibit {command} PATH`, or start one with `exhibit new PATH`"
     )
 }
 

@@ -273,6 +273,37 @@ impl<'a> DataStore<'a> {
         })
     }
 
+    /// Why a glob matched nothing, with what it could have matched: the
+    /// verified files whose names end as the pattern's do, so a misspelt
+    /// folder shows beside the right one.
+    fn no_match(&self, pattern: &str) -> String {
+        let ext = pattern
+            .rsplit_once('.')
+            .map(|(_, e)| e)
+            .filter(|e| !e.contains('/'));
+        let like: Vec<&str> = self
+            .evidence
+            .files
+            .iter()
+            .filter(|f| self.evidence.verified_sha256(&f.path).is_some())
+            .map(|f| self.public.name(&f.path))
+            .filter(|p| ext.is_none_or(|e| p.ends_with(&format!(".{e}"))))
+            .collect();
+        let shown: Vec<String> = like.iter().take(4).map(|p| format!("`{p}`")).collect();
+        let hint = match like.len() {
+            0 => String::new(),
+            n if n > shown.len() => format!(
+                "; it lists {} and {} more",
+                shown.join(", "),
+                n - shown.len()
+            ),
+            _ => format!("; it lists {}", shown.join(", ")),
+        };
+        format!(
+            "source `{pattern}` matches no file of the manifest (a glob matches paths from the campaign folder: `*` within one folder, `**/` across folders){hint}"
+        )
+    }
+
     /// Every verified file whose public path matches `pattern`, in path
     /// order, as one list of records, each with its file's path and the
     /// glob's captures (`source_path`, `source_1`, ...).
@@ -292,9 +323,7 @@ impl<'a> DataStore<'a> {
             .collect();
         matched.sort();
         if matched.is_empty() {
-            return Err(LoadError::AtBlock(format!(
-                "source `{pattern}` matches no file of the manifest"
-            )));
+            return Err(LoadError::AtBlock(self.no_match(pattern)));
         }
         let texts: Vec<String> = matched
             .iter()

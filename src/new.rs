@@ -6,8 +6,9 @@
 use anyhow::{Context, Result};
 use std::path::Path;
 
+/// campaign.json; `{id}` is filled with the folder's name (see [`id_for`]).
 const CAMPAIGN: &str = r#"{
-  "id": "my-campaign",
+  "id": "{id}",
   "title": "My first campaign",
   "date": "2026-01-01",
   "state": "Draft",
@@ -26,7 +27,8 @@ long,32768,61.4,58.9,failed
 const INDEX: &str = r#"## Result
 
 Every figure on this page is read from `data/results.csv`, whose hash the
-manifest holds: change the file, run `exhibit seal --update .`, and build.
+manifest holds: change the file, run `exhibit seal --update` on this
+folder (`.` from inside it), and build again.
 
 ```exhibit card
 {
@@ -83,8 +85,46 @@ manifest holds: change the file, run `exhibit seal --update .`, and build.
 ```
 "#;
 
-/// Write the starter campaign into `dir`, which must be empty or absent.
-pub fn new_campaign(dir: &Path) -> Result<()> {
+/// The id a campaign in `dir` gets: its folder's name as an id (lowercase
+/// letters, digits and `-`), so `exhibit new camp` publishes under
+/// `site/camp/` as the user expects; `my-campaign` when the name has
+/// nothing usable or is a Windows device name.
+fn id_for(dir: &Path) -> String {
+    let name = std::fs::canonicalize(dir)
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let mut id = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        match c {
+            'a'..='z' | '0'..='9' => id.push(c),
+            _ if !id.is_empty() && !id.ends_with('-') => id.push('-'),
+            _ => {}
+        }
+    }
+    let id = id.trim_end_matches('-').to_string();
+    if id.is_empty() || crate::campaign::is_reserved_device(&id) {
+        return "my-campaign".into();
+    }
+    id
+}
+
+/// What `exhibit new` says it did and what to type next. The output folder
+/// it suggests lies outside the campaign (`exhibit build` refuses one
+/// inside), and the page to open is the campaign's own.
+fn report(dir: &Path, id: &str) -> String {
+    let p = dir.display();
+    let inside = dir.components().all(|c| c == std::path::Component::CurDir);
+    let out = if inside { "../site" } else { "site" };
+    format!(
+        "wrote a campaign into {p} (campaign.json, index.md, data/results.csv, manifest.json)\n\
+         next: exhibit build {p} -o {out}, then open {out}/{id}/index.html"
+    )
+}
+
+/// Write the starter campaign into `dir`, which must be empty or absent,
+/// and say what to do next.
+pub fn new_campaign(dir: &Path) -> Result<String> {
     if dir.exists() {
         let empty = dir.is_dir()
             && dir
@@ -94,13 +134,16 @@ pub fn new_campaign(dir: &Path) -> Result<()> {
                 .is_none();
         if !empty {
             anyhow::bail!(
-                "`{}` is not an empty folder: `exhibit new` writes a campaign only into a new or empty folder",
+                "`{}` is not an empty folder: `exhibit new` writes a campaign only into a new or empty folder; name one that does not exist yet (`exhibit new my-campaign`)",
                 dir.display()
             );
         }
     }
+    crate::fsx::create_dir_all(dir)?;
+    let id = id_for(dir);
+    let campaign = CAMPAIGN.replace("{id}", &id);
     for (rel, text) in [
-        ("campaign.json", CAMPAIGN),
+        ("campaign.json", campaign.as_str()),
         ("index.md", INDEX),
         ("data/results.csv", RESULTS),
     ] {
@@ -111,5 +154,5 @@ pub fn new_campaign(dir: &Path) -> Result<()> {
         crate::fsx::write(&path, text.as_bytes())?;
     }
     crate::seal::seal(dir, false)?;
-    Ok(())
+    Ok(report(dir, &id))
 }

@@ -3,7 +3,8 @@
 //! --query-gpu=... --format=csv` is read as it is written: a header unit
 //! (`memory.used [MiB]`) is taken off the field name and kept as the
 //! field's unit, and that column's cells (`81234 MiB`) must be numbers in
-//! that unit.
+//! that unit. sysstat's `sadf -d` is read as written too: `;` between
+//! fields and the header as a comment (`# hostname;interval;...`).
 
 use super::{num, Format, Parsed};
 use crate::error::InputError;
@@ -16,6 +17,9 @@ use std::path::Path;
 const NOT_AVAILABLE: &[&str] = &["[N/A]", "[Not Supported]", "N/A"];
 
 pub(super) fn read(file: &Path, path: &str, text: &str, delimiter: u8) -> Result<Parsed> {
+    let commented = commented_header(text);
+    let text = commented.as_deref().unwrap_or(text);
+    let delimiter = sniff(text, delimiter);
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(delimiter)
         .trim(csv::Trim::All)
@@ -89,6 +93,24 @@ pub(super) fn read(file: &Path, path: &str, text: &str, delimiter: u8) -> Result
         },
         written: None,
     })
+}
+
+/// A header written as a comment (`# hostname;interval`, as `sadf -d`
+/// writes it) with its `#` blanked, so the cells keep their columns for
+/// messages; `None` when the header is not commented.
+fn commented_header(text: &str) -> Option<String> {
+    let rest = text.strip_prefix('#')?;
+    rest.starts_with([' ', '\t']).then(|| format!(" {rest}"))
+}
+
+/// `;` for a CSV whose header holds semicolons and no comma (`sadf -d`,
+/// and spreadsheets saved where `,` is the decimal mark); else `delimiter`.
+fn sniff(text: &str, delimiter: u8) -> u8 {
+    let header = text.lines().next().unwrap_or("");
+    match delimiter == b',' && !header.contains(',') && header.contains(';') {
+        true => b';',
+        false => delimiter,
+    }
 }
 
 /// `memory.used [MiB]` into (`memory.used`, `MiB`).

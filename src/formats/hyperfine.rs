@@ -93,6 +93,8 @@ fn run_record(r: Run) -> Value {
 }
 
 /// The record of an empty export: every statistic absent, `failed` set.
+/// `times` is null too, not an empty list, so `median(/times)` in a table
+/// is a missing cell, as a failed measurement is, rather than an error.
 pub(super) fn failed_export() -> Value {
     let mut fields: Vec<(&str, Value)> = vec![("command", Value::Null)];
     for k in ["mean", "stddev", "median", "user", "system", "min", "max"] {
@@ -100,7 +102,7 @@ pub(super) fn failed_export() -> Value {
     }
     fields.extend([
         ("runs", Value::from(0)),
-        ("times", Value::Array(Vec::new())),
+        ("times", Value::Null),
         ("exit_codes", Value::Array(Vec::new())),
         ("parameters", Value::Null),
         ("failed", Value::Bool(true)),

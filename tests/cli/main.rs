@@ -22,6 +22,7 @@ mod scale;
 mod script;
 mod serve;
 mod tamper;
+mod trial;
 mod unguessable;
 mod waits;
 

@@ -15,7 +15,7 @@ fn new_then_build_gives_a_card_table_chart_and_ledger() {
     assert!(o.status.success(), "new: {}", stderr(&o));
     let o = in_dir(&home, &["build", "c", "-o", "out"]);
     assert!(o.status.success(), "build: {}", stderr(&o));
-    let html = read(&home.join("out/my-campaign/index.html"));
+    let html = read(&home.join("out/c/index.html"));
     for part in [
         "class=\"block card\"",
         "class=\"block table\"",
@@ -70,4 +70,37 @@ fn build_without_root_outside_a_campaign_says_what_to_do() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn new_names_the_campaign_after_its_folder() {
+    let home = scratch("new-user-id");
+    assert!(in_dir(&home, &["new", "Zstd Trial_2"]).status.success());
+    let meta = read(&home.join("Zstd Trial_2/campaign.json"));
+    assert!(meta.contains("\"id\": \"zstd-trial-2\""), "{meta}");
+    // A name with nothing usable keeps the default id.
+    assert!(in_dir(&home, &["new", "__"]).status.success());
+    assert!(read(&home.join("__/campaign.json")).contains("\"id\": \"my-campaign\""));
+}
+
+#[test]
+fn new_in_the_current_folder_suggests_a_build_that_works() {
+    let home = scratch("new-user-here");
+    let camp = home.join("camp");
+    std::fs::create_dir_all(&camp).unwrap();
+    let o = in_dir(&camp, &["new", "."]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    let next = said
+        .lines()
+        .find_map(|l| l.strip_prefix("next: "))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert_eq!(
+        next,
+        "exhibit build . -o ../site, then open ../site/camp/index.html"
+    );
+    // The command it suggests is one that builds.
+    let o = in_dir(&camp, &["build", ".", "-o", "../site"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(home.join("site/camp/index.html").is_file());
 }
