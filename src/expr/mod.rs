@@ -13,6 +13,7 @@ mod parse;
 mod stats;
 
 pub(crate) use eval::Env;
+pub(crate) use stats::median;
 use format::shortest;
 pub use format::Format;
 

@@ -22,6 +22,7 @@ mod scale;
 mod script;
 mod serve;
 mod tamper;
+mod uncertainty;
 mod unguessable;
 mod waits;
 
