@@ -41,6 +41,15 @@ pub enum ChartType {
     Line,
     /// Every per-run value of a list field as a dot, the median marked.
     Strip,
+    /// The same values as a box (quartiles), median and min–max whiskers.
+    Box,
+}
+
+impl ChartType {
+    /// Draws a list field's per-run values rather than one value a record.
+    fn per_run(self) -> bool {
+        matches!(self, ChartType::Strip | ChartType::Box)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -298,13 +307,25 @@ fn series_value(
     rec: &serde_json::Value,
     label: &str,
 ) -> Result<(Option<f64>, Scalar), Problem> {
-    let v = match Expr::Value(Ref::new(&s.field)).eval(rec) {
-        Ok(Scalar::Null) | Err(EvalError::Missing(_)) => return Ok((None, Scalar::Null)),
+    let v = match series_expr(s)?.eval(rec) {
+        Ok(Scalar::Null) | Err(EvalError::Missing(_) | EvalError::Null(_)) => {
+            return Ok((None, Scalar::Null))
+        }
         Ok(v) => v,
         Err(e) => return Err(at_record(label, e)),
     };
     let n = plottable(spec, s, &s.field, &v, label)?;
     Ok((Some(n), v))
+}
+
+/// A series' value: a field (or pointer), or an expression such as
+/// `median(times)` when it calls a function.
+fn series_expr(s: &SeriesSpec) -> Result<Expr, Problem> {
+    if s.field.contains('(') {
+        Expr::parse(&s.field).map_err(Problem::Here)
+    } else {
+        Ok(Expr::Value(Ref::new(&s.field)))
+    }
 }
 
 /// A value the axis can take: a number, within the layout's range, above
@@ -434,7 +455,9 @@ impl Axis {
         let dmin = all.fold(f64::INFINITY, f64::min);
         // A strip chart's dots are positions, not lengths: no zero needed.
         let floor = match spec.chart_type {
-            ChartType::Strip if dmin > 0.0 => (dmin - (dmax - dmin) * 0.12).max(0.0),
+            ChartType::Strip | ChartType::Box if dmin > 0.0 => {
+                (dmin - (dmax - dmin) * 0.12).max(0.0)
+            }
             _ => dmin.min(0.0),
         };
         let mut lo = limits.min.unwrap_or(floor);
@@ -757,6 +780,10 @@ fn draw(
                 ChartType::Line => plot.line(s, &mut shapes)?,
                 ChartType::Strip => {
                     marks.push_str(&spread::strip(&plot, s)?);
+                    Vec::new()
+                }
+                ChartType::Box => {
+                    marks.push_str(&spread::boxes(&plot, s)?);
                     Vec::new()
                 }
             });
@@ -1092,6 +1119,7 @@ fn annotate(
         ChartType::Bar => "Grouped bar chart",
         ChartType::Line => "Line chart",
         ChartType::Strip => "Strip chart",
+        ChartType::Box => "Box plot",
     };
     let scale = match spec.y.scale {
         Scale::Log => ", on a log scale",
@@ -1134,6 +1162,7 @@ fn legend(spec: &ChartSpec) -> String {
             ChartType::Line => " line",
             ChartType::Strip if s % 2 == 1 => " dot hollow",
             ChartType::Strip => " dot",
+            ChartType::Box => " box",
         };
         html.push_str(&format!(
             "<li><span class=\"swatch{shape}\" style=\"background-color: #{:02X}{:02X}{:02X}\"></span>{}</li>",

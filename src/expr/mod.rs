@@ -13,9 +13,9 @@ mod parse;
 mod stats;
 
 pub(crate) use eval::Env;
-pub(crate) use stats::median;
 use format::shortest;
 pub use format::Format;
+pub(crate) use stats::{median, percentile};
 
 use serde::Deserialize;
 use serde_json::Value;

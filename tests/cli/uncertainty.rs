@@ -59,6 +59,17 @@ const CHARTS: &str = r#"# Overview
   ]
 }
 ```
+
+```exhibit chart
+{
+  "title": "The runs as boxes",
+  "type": "box",
+  "source": "data/gzip.json",
+  "x": { "field": "command", "label": "Command" },
+  "y": { "label": "Time (s)", "format": ".3" },
+  "series": [ { "field": "times", "name": "gzip" } ]
+}
+```
 "#;
 
 /// A sealed campaign `gzip-levels` holding hyperfine's export and `page`.
@@ -116,6 +127,16 @@ fn median(xs: &[f64]) -> f64 {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
+}
+
+/// Percentile `q` by linear interpolation between closest ranks (numpy's
+/// default), as the docs say `p()` computes it.
+fn percentile(xs: &[f64], q: f64) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let h = (v.len() - 1) as f64 * q / 100.0;
+    let (i, frac) = (h.floor() as usize, h - h.floor());
+    v[i] + frac * (v[(i + 1).min(v.len() - 1)] - v[i])
 }
 
 fn lo_hi(xs: &[f64]) -> (f64, f64) {
@@ -238,15 +259,32 @@ fn whiskers_sit_at_the_interval_the_runs_give() {
         assert!((d.y(lo) - y_lo).abs() < 0.2, "low {lo}: {w:?}");
         assert!(w[3] < x && w[5] > x, "a cap either side: {w:?}");
     }
-    assert!(fig.contains("Whiskers mark each value&#39;s interval (gzip: min(times) to max(times))"));
+    assert!(
+        fig.contains("Whiskers mark each value&#39;s interval (gzip: min(times) to max(times))")
+    );
     // The download holds both ends, unformatted.
     let at = fig.find(".csv\"").expect("a CSV download");
     let href = &fig[fig[..at].rfind('"').unwrap() + 1..at + 4];
     let csv = read(&site.join(href));
-    assert!(csv.starts_with("Command,gzip,gzip low,gzip high\r\n"), "{csv}");
+    assert!(
+        csv.starts_with("Command,gzip,gzip low,gzip high\r\n"),
+        "{csv}"
+    );
+    // Exports round computed values to 12 significant digits.
     for (cmd, times) in &runs {
         let (lo, hi) = lo_hi(times);
-        assert!(csv.contains(&format!("{cmd},{},{lo},{hi}\r\n", median(times))), "{csv}");
+        let line = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("{cmd},")))
+            .unwrap();
+        let got: Vec<f64> = line
+            .split(',')
+            .skip(1)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        for (g, want) in got.iter().zip([median(times), lo, hi]) {
+            assert!((g - want).abs() < 1e-9, "{cmd}: {line}");
+        }
     }
 }
 
@@ -299,7 +337,10 @@ fn strip_chart_draws_one_dot_per_run_and_marks_the_median() {
     dots.retain(|(c, _)| !runs.iter().any(|(r, _)| r == c));
     assert!(dots.is_empty());
     let n: usize = runs.iter().map(|(_, t)| t.len()).sum();
-    assert!(fig.contains(&format!("Each dot is one run ({n} in all)")), "{fig}");
+    assert!(
+        fig.contains(&format!("Each dot is one run ({n} in all)")),
+        "{fig}"
+    );
     // The narrow drawing has every dot too.
     assert_eq!(svgs(fig)[1].matches("class=\"chart-run\"").count(), n);
 }
@@ -315,7 +356,11 @@ fn whiskers_past_the_set_maximum_grow_the_axis() {
     assert!(top > 2.0, "the fixture's slowest run passes the set max");
     for svg in svgs(fig) {
         let d = Drawing::of_any(svg);
-        assert!(d.top_tick() >= top, "axis ends at {} below {top}", d.top_tick());
+        assert!(
+            d.top_tick() >= top,
+            "axis ends at {} below {top}",
+            d.top_tick()
+        );
     }
     assert!(
         fig.contains("reaches past the chart&#39;s set maximum of 2"),
@@ -346,7 +391,10 @@ fn line_whiskers_stand_apart_and_labels_avoid_them() {
     assert_eq!(paths.len(), 6, "two series, three categories");
     for (i, p) in paths.iter().enumerate() {
         for q in &paths[i + 1..] {
-            assert!((p[0] - q[0]).abs() >= 1.0, "two whiskers on one x: {p:?} {q:?}");
+            assert!(
+                (p[0] - q[0]).abs() >= 1.0,
+                "two whiskers on one x: {p:?} {q:?}"
+            );
         }
     }
     // No value label's box (as the chart estimates text) crosses a whisker.
@@ -397,5 +445,55 @@ fn half_an_interval_or_one_upside_down_is_refused() {
         1,
     );
     let err = refused(&strip_with_ends);
-    assert!(err.contains("a strip chart draws every run"), "{err}");
+    assert!(err.contains("draws the runs' spread itself"), "{err}");
+}
+
+#[test]
+fn box_plot_spans_the_quartiles_with_whiskers_to_the_extremes() {
+    let html = built_page();
+    let fig = figures(&html)[4];
+    let d = Drawing::of(fig);
+    let runs = runs();
+    let boxes: Vec<_> = d.classed("chart-box").collect();
+    assert_eq!(boxes.len(), runs.len());
+    for b in boxes {
+        let num = |a: &str| b.attribute(a).unwrap().parse::<f64>().unwrap();
+        let (x, y, h) = (num("x") + num("width") / 2.0, num("y"), num("height"));
+        let cat = d.category_at(x);
+        let (_, times) = runs.iter().find(|(c, _)| *c == cat).unwrap();
+        assert!((y - d.y(percentile(times, 75.0))).abs() < 0.2, "{cat}: q3");
+        assert!(
+            (y + h - d.y(percentile(times, 25.0))).abs() < 0.25,
+            "{cat}: q1"
+        );
+    }
+    for w in d.classed("chart-whisker series") {
+        let p = path_numbers(w.attribute("d").unwrap());
+        let (_, times) = runs
+            .iter()
+            .find(|(c, _)| *c == d.category_at(p[0]))
+            .unwrap();
+        let (lo, hi) = lo_hi(times);
+        // M x y_hi V y_q3 M x y_q1 V y_lo ...
+        assert!(
+            (p[1] - d.y(hi)).abs() < 0.2 && (p[5] - d.y(lo)).abs() < 0.2,
+            "{p:?}"
+        );
+    }
+    for (cmd, times) in &runs {
+        let q = format!(
+            "{:.3}–{:.3}",
+            percentile(times, 25.0),
+            percentile(times, 75.0)
+        );
+        assert!(
+            fig.contains(&format!("<th scope=\"row\">{cmd}</th>")),
+            "{cmd}"
+        );
+        assert!(fig.contains(&q), "{cmd}: quartiles {q} in the data table");
+    }
+    assert!(
+        fig.contains("whiskers reach the lowest and highest run"),
+        "{fig}"
+    );
 }

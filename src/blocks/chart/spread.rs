@@ -10,10 +10,10 @@
 //! its slot's centre, so the same data always give the same drawing.
 
 use super::{
-    at_record, escape, plottable, series_value, ChartSpec, ChartType, Data, Expr, Format,
-    Limits, Plot, Problem, Ref, Scalar, SeriesSpec, PALETTE,
+    at_record, escape, plottable, series_value, ChartSpec, ChartType, Data, Expr, Format, Limits,
+    Plot, Problem, Ref, Scalar, SeriesSpec, PALETTE,
 };
-use crate::expr::{median, EvalError};
+use crate::expr::{median, percentile, EvalError};
 use serde_json::Value;
 
 /// Radius of a strip chart's dot, in SVG units.
@@ -24,12 +24,16 @@ const DOT_R: f64 = 4.0;
 /// spread).
 pub(super) fn check(spec: &ChartSpec) -> Result<(), String> {
     for s in &spec.series {
+        if s.field.contains('(') {
+            Expr::parse(&s.field)
+                .map_err(|why| format!("chart `{}`: series `{}`: {why}", spec.title, s.name))?;
+        }
         match (&s.low, &s.high) {
             (None, None) => {}
             (Some(low), Some(high)) => {
-                if spec.chart_type == ChartType::Strip {
+                if spec.chart_type.per_run() {
                     return Err(format!(
-                        "chart `{}`: series `{}`: a strip chart draws every run, so it takes no `low` or `high`",
+                        "chart `{}`: series `{}`: a strip chart or box plot draws the runs' spread itself, so it takes no `low` or `high`",
                         spec.title, s.name
                     ));
                 }
@@ -41,9 +45,9 @@ pub(super) fn check(spec: &ChartSpec) -> Result<(), String> {
             }
             _ => {
                 return Err(format!(
-                    "chart `{}`: series `{}` names one end of its interval: give both `low` and `high`",
-                    spec.title, s.name
-                ))
+                "chart `{}`: series `{}` names one end of its interval: give both `low` and `high`",
+                spec.title, s.name
+            ))
             }
         }
     }
@@ -85,7 +89,7 @@ pub(super) struct Cell {
 pub(super) fn columns(spec: &ChartSpec) -> Vec<String> {
     let mut cols = vec![spec.x.label.clone()];
     for s in &spec.series {
-        if spec.chart_type == ChartType::Strip {
+        if spec.chart_type.per_run() {
             cols.push(format!("{} median", s.name));
             cols.push(format!("{} runs", s.name));
         } else {
@@ -105,7 +109,7 @@ pub(super) fn read_cell(
     rec: &Value,
     label: &str,
 ) -> Result<Cell, Problem> {
-    if spec.chart_type == ChartType::Strip {
+    if spec.chart_type.per_run() {
         return strip_cell(spec, s, rec, label);
     }
     let (value, shown) = series_value(spec, s, rec, label)?;
@@ -153,12 +157,7 @@ fn end(
 
 /// A strip chart's cell: every run of the list field (nulls, failed runs,
 /// left out) and their median.
-fn strip_cell(
-    spec: &ChartSpec,
-    s: &SeriesSpec,
-    rec: &Value,
-    label: &str,
-) -> Result<Cell, Problem> {
+fn strip_cell(spec: &ChartSpec, s: &SeriesSpec, rec: &Value, label: &str) -> Result<Cell, Problem> {
     let runs = match Expr::Value(Ref::new(&s.field)).eval_list(rec) {
         Ok(runs) => runs,
         Err(EvalError::Missing(_)) => Vec::new(),
@@ -207,8 +206,16 @@ pub(super) fn whiskers(
     };
     // Lines share an x per category: several series' whiskers stand
     // side by side, a cap's width apart, instead of on top of each other.
-    let with = data.intervals.iter().filter(|iv| iv.iter().any(Option::is_some)).count();
-    let step = if kind == ChartType::Bar || with < 2 { 0.0 } else { 2.0 * cap + 2.0 };
+    let with = data
+        .intervals
+        .iter()
+        .filter(|iv| iv.iter().any(Option::is_some))
+        .count();
+    let step = if kind == ChartType::Bar || with < 2 {
+        0.0
+    } else {
+        2.0 * cap + 2.0
+    };
     let mut out = String::new();
     for (s, series) in points.iter_mut().enumerate() {
         let dx = (s as f64 - (data.values.len() - 1) as f64 / 2.0) * step;
@@ -271,15 +278,63 @@ pub(super) fn strip(plot: &Plot, s: usize) -> Result<String, Box<dyn std::error:
             plot.missing(mid)?;
             continue;
         };
+        // The median first, so the dots stay whole on top of it.
+        let y = fr.py(axis, m);
+        out.push_str(&format!(
+            "<path class=\"chart-median\" stroke=\"#222222\" fill=\"none\" stroke-width=\"2.5\" d=\"M{x0:.1} {y:.1}H{x1:.1}\"/>\n"
+        ));
         let ys: Vec<f64> = runs.iter().map(|v| fr.py(axis, *v)).collect();
         for (x, y) in dodge(&ys, mid, (x1 - x0) / 2.0) {
             out.push_str(&format!(
                 "<circle class=\"chart-run\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{DOT_R}\" {paint}/>\n"
             ));
         }
-        let y = fr.py(axis, m);
+    }
+    Ok(out)
+}
+
+/// The 25th percentile, median and 75th percentile, by `p()`'s method.
+fn quartiles(runs: &[f64]) -> Option<(f64, f64, f64)> {
+    let q = |p| percentile(runs, p).ok();
+    Some((q(25.0)?, q(50.0)?, q(75.0)?))
+}
+
+/// Series `s` as box plots: a box from the 25th to the 75th percentile,
+/// a line at the median, whiskers with caps to the lowest and highest run.
+pub(super) fn boxes(plot: &Plot, s: usize) -> Result<String, Box<dyn std::error::Error>> {
+    let (fr, axis, data) = (plot.fr, plot.axis, plot.data);
+    let n = data.categories.len();
+    let width = 0.8 / data.values.len() as f64;
+    let c = PALETTE[s];
+    let color = format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+    let mut out = String::new();
+    for (i, runs) in data.samples[s].iter().enumerate() {
+        let x0 = fr.px(i as f64 + 0.1 + (s as f64 + 0.15) * width, n);
+        let x1 = fr.px(i as f64 + 0.1 + (s as f64 + 0.77) * width, n);
+        let mid = (x0 + x1) / 2.0;
+        let Some((q1, m, q3)) = quartiles(runs) else {
+            plot.missing(mid)?;
+            continue;
+        };
+        let (lo, hi) = runs
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(*v), b.max(*v))
+            });
+        let [y_lo, y_q1, y_m, y_q3, y_hi] = [lo, q1, m, q3, hi].map(|v| fr.py(axis, v));
+        let cap = (x1 - x0) / 4.0;
         out.push_str(&format!(
-            "<path class=\"chart-median\" stroke=\"#222222\" fill=\"none\" stroke-width=\"2.5\" d=\"M{x0:.1} {y:.1}H{x1:.1}\"/>\n"
+            "<path class=\"chart-whisker series\" stroke=\"{color}\" fill=\"none\" stroke-width=\"1.5\" d=\"M{mid:.1} {y_hi:.1}V{y_q3:.1}M{mid:.1} {y_q1:.1}V{y_lo:.1}M{a:.1} {y_hi:.1}H{b:.1}M{a:.1} {y_lo:.1}H{b:.1}\"/>\n",
+            a = mid - cap,
+            b = mid + cap,
+        ));
+        out.push_str(&format!(
+            "<rect class=\"chart-box\" x=\"{x0:.1}\" y=\"{y_q3:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{color}\" fill-opacity=\"0.35\" stroke=\"{color}\" stroke-width=\"1.5\"/>\n",
+            x1 - x0,
+            (y_q1 - y_q3).max(0.0),
+        ));
+        out.push_str(&format!(
+            "<path class=\"chart-median\" stroke=\"#222222\" fill=\"none\" stroke-width=\"2.5\" d=\"M{x0:.1} {y_m:.1}H{x1:.1}\"/>\n"
         ));
     }
     Ok(out)
@@ -312,11 +367,15 @@ fn dodge(ys: &[f64], mid: f64, half: f64) -> Vec<(f64, f64)> {
 /// What the description adds about the spread.
 pub(super) fn describe(spec: &ChartSpec, data: &Data) -> String {
     let mut out = String::new();
-    if spec.chart_type == ChartType::Strip {
-        let runs = data.samples.iter().flatten().map(Vec::len).sum::<usize>();
-        out.push_str(&format!(
+    let runs = data.samples.iter().flatten().map(Vec::len).sum::<usize>();
+    match spec.chart_type {
+        ChartType::Strip => out.push_str(&format!(
             " Each dot is one run ({runs} in all); a line across each group marks its median."
-        ));
+        )),
+        ChartType::Box => out.push_str(&format!(
+            " Each box runs from the 25th to the 75th percentile of its runs ({runs} in all; percentiles as p(25, …) and p(75, …) compute them), a line across it marks the median, and whiskers reach the lowest and highest run."
+        )),
+        _ => {}
     }
     let named: Vec<String> = spec
         .series
@@ -346,7 +405,14 @@ pub(super) fn describe(spec: &ChartSpec, data: &Data) -> String {
 pub(super) fn headers(spec: &ChartSpec, s: &SeriesSpec) -> String {
     let th = |t: &str| format!("<th scope=\"col\" class=\"num\">{}</th>", escape(t));
     match (spec.chart_type, &s.low) {
-        (ChartType::Strip, _) => th(&format!("{} median", s.name)) + &th(&format!("{} runs", s.name)),
+        (ChartType::Strip, _) => {
+            th(&format!("{} median", s.name)) + &th(&format!("{}, every run", s.name))
+        }
+        (ChartType::Box, _) => {
+            th(&format!("{} median", s.name))
+                + &th(&format!("{} quartiles", s.name))
+                + &th(&format!("{}, every run", s.name))
+        }
         (_, Some(_)) => th(&s.name) + &th(&format!("{} interval", s.name)),
         _ => th(&s.name),
     }
@@ -354,20 +420,20 @@ pub(super) fn headers(spec: &ChartSpec, s: &SeriesSpec) -> String {
 
 /// The data table's cells for series `s` at category `i`: the value, and
 /// its interval as `low–high` or every run in the data's order.
-pub(super) fn cells(
-    spec: &ChartSpec,
-    data: &Data,
-    s: usize,
-    i: usize,
-    fmt: &Format,
-) -> String {
+pub(super) fn cells(spec: &ChartSpec, data: &Data, s: usize, i: usize, fmt: &Format) -> String {
     let td = |t: &str| format!("<td class=\"num\">{}</td>", escape(t));
     let missing = "<td class=\"num missing\">missing</td>";
     let mut out = match data.values[s][i] {
         Some(v) => td(&fmt.apply(v)),
         None => missing.to_string(),
     };
-    if spec.chart_type == ChartType::Strip {
+    if spec.chart_type == ChartType::Box {
+        out.push_str(&match quartiles(&data.samples[s][i]) {
+            Some((q1, _, q3)) => td(&format!("{}–{}", fmt.apply(q1), fmt.apply(q3))),
+            None => missing.to_string(),
+        });
+    }
+    if spec.chart_type.per_run() {
         let runs: Vec<String> = data.samples[s][i].iter().map(|v| fmt.apply(*v)).collect();
         out.push_str(&td(&runs.join("; ")));
     } else if spec.series[s].low.is_some() {
