@@ -119,14 +119,7 @@ fn runs() -> Vec<(String, Vec<f64>)> {
 }
 
 fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    percentile(xs, 50.0)
 }
 
 /// Percentile `q` by linear interpolation between closest ranks (numpy's

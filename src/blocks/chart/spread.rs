@@ -229,13 +229,7 @@ pub(super) fn whiskers(
             // out on every bar; lines' take their series' colour.
             let paint = match kind {
                 ChartType::Bar => "class=\"chart-whisker\" stroke=\"#222222\"".to_string(),
-                _ => {
-                    let c = PALETTE[s];
-                    format!(
-                        "class=\"chart-whisker series\" stroke=\"#{:02X}{:02X}{:02X}\"",
-                        c.0, c.1, c.2
-                    )
-                }
+                _ => format!("class=\"chart-whisker series\" stroke=\"{}\"", hex(s)),
             };
             out.push_str(&format!(
                 "<path {paint} fill=\"none\" stroke-width=\"1.5\" d=\"M{x:.1} {y_hi:.1}V{y_lo:.1}M{a:.1} {y_hi:.1}H{b:.1}M{a:.1} {y_lo:.1}H{b:.1}\"/>\n",
@@ -255,15 +249,27 @@ pub(super) fn whiskers(
     out
 }
 
+/// Series `s`'s colour as SVG writes it.
+fn hex(s: usize) -> String {
+    let c = PALETTE[s];
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// The pixel span of series `s` in category `i`, from `from` to `to` of
+/// its share of the group (as bars are laid out).
+fn slot(plot: &Plot, s: usize, i: usize, from: f64, to: f64) -> (f64, f64) {
+    let n = plot.data.categories.len();
+    let width = 0.8 / plot.data.values.len() as f64;
+    let at = |k: f64| plot.fr.px(i as f64 + 0.1 + (s as f64 + k) * width, n);
+    (at(from), at(to))
+}
+
 /// Series `s` of a strip chart: a dot per run, filled for the first,
 /// third and fifth series and hollow for the others (apart in greyscale),
 /// and a line across the slot at each median.
 pub(super) fn strip(plot: &Plot, s: usize) -> Result<String, Box<dyn std::error::Error>> {
     let (fr, axis, data) = (plot.fr, plot.axis, plot.data);
-    let n = data.categories.len();
-    let width = 0.8 / data.values.len() as f64;
-    let c = PALETTE[s];
-    let color = format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+    let color = hex(s);
     let paint = if s % 2 == 0 {
         format!("fill=\"{color}\"")
     } else {
@@ -271,8 +277,7 @@ pub(super) fn strip(plot: &Plot, s: usize) -> Result<String, Box<dyn std::error:
     };
     let mut out = String::new();
     for (i, runs) in data.samples[s].iter().enumerate() {
-        let x0 = fr.px(i as f64 + 0.1 + s as f64 * width, n);
-        let x1 = fr.px(i as f64 + 0.1 + (s as f64 + 0.92) * width, n);
+        let (x0, x1) = slot(plot, s, i, 0.0, 0.92);
         let mid = (x0 + x1) / 2.0;
         let Some(m) = data.values[s][i] else {
             plot.missing(mid)?;
@@ -303,14 +308,10 @@ fn quartiles(runs: &[f64]) -> Option<(f64, f64, f64)> {
 /// a line at the median, whiskers with caps to the lowest and highest run.
 pub(super) fn boxes(plot: &Plot, s: usize) -> Result<String, Box<dyn std::error::Error>> {
     let (fr, axis, data) = (plot.fr, plot.axis, plot.data);
-    let n = data.categories.len();
-    let width = 0.8 / data.values.len() as f64;
-    let c = PALETTE[s];
-    let color = format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+    let color = hex(s);
     let mut out = String::new();
     for (i, runs) in data.samples[s].iter().enumerate() {
-        let x0 = fr.px(i as f64 + 0.1 + (s as f64 + 0.15) * width, n);
-        let x1 = fr.px(i as f64 + 0.1 + (s as f64 + 0.77) * width, n);
+        let (x0, x1) = slot(plot, s, i, 0.15, 0.77);
         let mid = (x0 + x1) / 2.0;
         let Some((q1, m, q3)) = quartiles(runs) else {
             plot.missing(mid)?;
