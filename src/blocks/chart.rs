@@ -4,6 +4,10 @@
 //! light, dark and print, and so labels can be measured and kept apart.
 //! Each chart is drawn twice, for a wide and a narrow box (the stylesheet
 //! shows one), so text keeps a readable size on a phone instead of shrinking.
+//! Uncertainty (interval whiskers, strip charts of per-run values) is in
+//! [`spread`].
+
+mod spread;
 
 use super::export::{Download, Export};
 use super::{at_record, Ctx, Problem};
@@ -35,6 +39,17 @@ pub enum ChartType {
     #[default]
     Bar,
     Line,
+    /// Every per-run value of a list field as a dot, the median marked.
+    Strip,
+    /// The same values as a box (quartiles), median and min–max whiskers.
+    Box,
+}
+
+impl ChartType {
+    /// Draws a list field's per-run values rather than one value a record.
+    fn per_run(self) -> bool {
+        matches!(self, ChartType::Strip | ChartType::Box)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -95,6 +110,12 @@ pub enum Scale {
 pub struct SeriesSpec {
     pub field: String,
     pub name: String,
+    /// The interval's ends (field names or expressions per record, such
+    /// as `ci_low(times)`), drawn as whiskers.
+    #[serde(default)]
+    pub low: Option<String>,
+    #[serde(default)]
+    pub high: Option<String>,
 }
 
 impl ChartSpec {
@@ -108,6 +129,7 @@ impl ChartSpec {
         for f in [&self.x.format, &self.y.format].into_iter().flatten() {
             Format::parse(f)?;
         }
+        spread::check(self)?;
         for (name, v) in [("min", self.y.min), ("max", self.y.max)] {
             if let Some(v) = v.filter(|v| !within_axis(*v)) {
                 return Err(format!(
@@ -189,15 +211,28 @@ fn check_span(lo: f64, hi: f64) -> Result<(), String> {
 struct Data {
     categories: Vec<String>,
     /// values[series][category]; `None` where the record has no value
-    /// (a failed cell): drawn as missing, not an error.
+    /// (a failed cell): drawn as missing, not an error. A strip chart's
+    /// value is the median of its samples.
     values: Vec<Vec<Option<f64>>>,
+    /// intervals[series][category]: a whisker's (low, high), where the
+    /// series names an interval and the record has both ends.
+    intervals: Vec<Vec<Option<(f64, f64)>>>,
+    /// samples[series][category]: a strip chart's per-run values, in the
+    /// data's order; empty for other charts.
+    samples: Vec<Vec<Vec<f64>>>,
     /// The x value and every series value of each record, unformatted.
     export: Export,
 }
 
 impl Data {
+    /// Every number drawn: values, whisker ends and samples.
     fn present(&self) -> impl Iterator<Item = f64> + Clone + '_ {
-        self.values.iter().flatten().flatten().copied()
+        self.values
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .chain(spread::extent(self))
     }
 
     fn missing(&self) -> usize {
@@ -229,28 +264,31 @@ fn collect(spec: &ChartSpec, source: &Source) -> Result<Data, Problem> {
     }
     let x_fmt = spec.x.format.as_deref().map(Format::parse).transpose()?;
     let x = Expr::Value(Ref::new(&spec.x.field));
-    let mut categories = Vec::new();
-    let mut values = vec![Vec::new(); spec.series.len()];
-    let mut export = Export::new(
-        std::iter::once(spec.x.label.clone())
-            .chain(spec.series.iter().map(|s| s.name.clone()))
-            .collect(),
-    );
+    let n = spec.series.len();
+    let mut data = Data {
+        categories: Vec::new(),
+        values: vec![Vec::new(); n],
+        intervals: vec![Vec::new(); n],
+        samples: vec![Vec::new(); n],
+        export: Export::new(spread::columns(spec)),
+    };
     for (rec, label) in &records.items {
-        categories.push(
+        data.categories.push(
             x.render(rec, x_fmt.as_ref())
                 .map_err(|e| at_record(label, e))?
                 .to_string(),
         );
         let mut row = vec![x.eval(rec).map_err(|e| at_record(label, e))?];
-        for (s, series) in spec.series.iter().zip(values.iter_mut()) {
-            let (n, v) = series_value(spec, s, rec, label)?;
-            series.push(n);
-            row.push(v);
+        for (i, s) in spec.series.iter().enumerate() {
+            let cell = spread::read_cell(spec, s, rec, label)?;
+            data.values[i].push(cell.value);
+            data.intervals[i].push(cell.interval);
+            data.samples[i].push(cell.samples);
+            row.extend(cell.export);
         }
-        export.rows.push(row);
+        data.export.rows.push(row);
     }
-    for (s, series) in spec.series.iter().zip(&values) {
+    for (s, series) in spec.series.iter().zip(&data.values) {
         if series.iter().all(Option::is_none) {
             return Err(Problem::Here(format!(
                 "chart `{}`: series `{}` has no value in any record (field `{}`)",
@@ -258,11 +296,7 @@ fn collect(spec: &ChartSpec, source: &Source) -> Result<Data, Problem> {
             )));
         }
     }
-    Ok(Data {
-        categories,
-        values,
-        export,
-    })
+    Ok(data)
 }
 
 /// One record's value of one series: a number, or `None` when the field
@@ -273,37 +307,59 @@ fn series_value(
     rec: &serde_json::Value,
     label: &str,
 ) -> Result<(Option<f64>, Scalar), Problem> {
-    let v = match Expr::Value(Ref::new(&s.field)).eval(rec) {
-        Ok(Scalar::Null) | Err(EvalError::Missing(_)) => return Ok((None, Scalar::Null)),
+    let v = match series_expr(s)?.eval(rec) {
+        Ok(Scalar::Null) | Err(EvalError::Missing(_) | EvalError::Null(_)) => {
+            return Ok((None, Scalar::Null))
+        }
         Ok(v) => v,
         Err(e) => return Err(at_record(label, e)),
     };
+    let n = plottable(spec, s, &s.field, &v, label)?;
+    Ok((Some(n), v))
+}
+
+/// A series' value: a field (or pointer), or an expression such as
+/// `median(times)` when it calls a function.
+fn series_expr(s: &SeriesSpec) -> Result<Expr, Problem> {
+    if s.field.contains('(') {
+        Expr::parse(&s.field).map_err(Problem::Here)
+    } else {
+        Ok(Expr::Value(Ref::new(&s.field)))
+    }
+}
+
+/// A value the axis can take: a number, within the layout's range, above
+/// zero on a log scale. `what` names where it came from.
+fn plottable(
+    spec: &ChartSpec,
+    s: &SeriesSpec,
+    what: &str,
+    v: &Scalar,
+    label: &str,
+) -> Result<f64, Problem> {
     let n = v.number().ok_or_else(|| {
         Problem::Here(format!(
-            "record {label}: series `{}` needs a number in `{}`, found {:?}",
+            "record {label}: series `{}` needs a number in `{what}`, found {:?}",
             s.name,
-            s.field,
             v.to_string()
         ))
     })?;
     if !within_axis(n) {
         return Err(Problem::Here(format!(
-            "record {label}: series `{}` value {} in `{}` is beyond the ±{MAX_AXIS:e} a chart can lay out",
+            "record {label}: series `{}` value {} in `{what}` is beyond the ±{MAX_AXIS:e} a chart can lay out",
             s.name,
             num(n),
-            s.field
         )));
     }
     if spec.y.scale == Scale::Log && n <= 0.0 {
         return Err(Problem::Here(format!(
-            "chart `{}`: record {label}: series `{}` value {} in `{}` cannot go on a log scale, which needs values above zero",
+            "chart `{}`: record {label}: series `{}` value {} in `{what}` cannot go on a log scale, which needs values above zero",
             spec.title,
             s.name,
             num(n),
-            s.field
         )));
     }
-    Ok((Some(n), v))
+    Ok(n)
 }
 
 pub fn render(
@@ -355,6 +411,13 @@ pub fn render(
     Ok((html, source, downloads))
 }
 
+/// The y limits the spec sets, less any the whiskers or samples pass.
+#[derive(Clone, Copy)]
+struct Limits {
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
 /// The y axis: its ends, its ticks and how a value maps to a height.
 struct Axis {
     lo: f64,
@@ -365,9 +428,10 @@ struct Axis {
 
 impl Axis {
     fn new(spec: &ChartSpec, data: &Data, target: usize) -> Result<Axis, String> {
+        let limits = spread::limits(spec, data);
         let axis = match spec.y.scale {
-            Scale::Linear => Axis::linear(spec, data, target),
-            Scale::Log => Axis::log(spec, data, target),
+            Scale::Linear => Axis::linear(spec, limits, data, target),
+            Scale::Log => Axis::log(limits, data, target),
         };
         // The range drawn, margins included, is checked again: values
         // inside the limit may still put the top of the axis past it.
@@ -385,13 +449,20 @@ impl Axis {
 
     /// Zero is on the axis unless `min` (line charts only) says otherwise;
     /// ends the spec leaves open round out to a whole tick step.
-    fn linear(spec: &ChartSpec, data: &Data, target: usize) -> Axis {
+    fn linear(spec: &ChartSpec, limits: Limits, data: &Data, target: usize) -> Axis {
         let all = data.present();
         let dmax = all.clone().fold(f64::NEG_INFINITY, f64::max);
         let dmin = all.fold(f64::INFINITY, f64::min);
-        let mut lo = spec.y.min.unwrap_or(dmin.min(0.0));
+        // A strip chart's dots are positions, not lengths: no zero needed.
+        let floor = match spec.chart_type {
+            ChartType::Strip | ChartType::Box if dmin > 0.0 => {
+                (dmin - (dmax - dmin) * 0.12).max(0.0)
+            }
+            _ => dmin.min(0.0),
+        };
+        let mut lo = limits.min.unwrap_or(floor);
         // Headroom over the tallest value keeps its label inside the plot.
-        let mut hi = spec.y.max.unwrap_or(if dmax > lo {
+        let mut hi = limits.max.unwrap_or(if dmax > lo {
             dmax + (dmax - lo) * 0.12
         } else {
             lo + 1.0
@@ -400,10 +471,10 @@ impl Axis {
             hi = lo + 1.0;
         }
         let step = nice_step((hi - lo) / target as f64);
-        if spec.y.min.is_none() {
+        if limits.min.is_none() {
             lo = (lo / step).floor() * step;
         }
-        if spec.y.max.is_none() {
+        if limits.max.is_none() {
             hi = (hi / step).ceil() * step;
         }
         let first = (lo / step).ceil() as i64;
@@ -424,12 +495,12 @@ impl Axis {
 
     /// Whole decades around the data, ticks at 1, 2 and 5 times each power
     /// of ten while few decades are shown, fewer decades when many are.
-    fn log(spec: &ChartSpec, data: &Data, target: usize) -> Axis {
+    fn log(limits: Limits, data: &Data, target: usize) -> Axis {
         let all = data.present();
         let dmax = all.clone().fold(f64::NEG_INFINITY, f64::max);
         let dmin = all.fold(f64::INFINITY, f64::min);
-        let lo = spec.y.min.unwrap_or(10f64.powf(dmin.log10().floor()));
-        let mut hi = spec.y.max.unwrap_or(10f64.powf(dmax.log10().ceil()));
+        let lo = limits.min.unwrap_or(10f64.powf(dmin.log10().floor()));
+        let mut hi = limits.max.unwrap_or(10f64.powf(dmax.log10().ceil()));
         if hi <= lo * 1.000_001 {
             hi = lo * 10.0;
         }
@@ -691,6 +762,8 @@ fn draw(
     let mut points = Vec::new();
     // Bars and markers, which value labels must not cover either.
     let mut shapes = Vec::new();
+    // Whiskers, dots and medians, written over the shapes.
+    let mut marks = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (l.width as u32, frame.height as u32))
             .into_drawing_area();
@@ -705,13 +778,28 @@ fn draw(
             points.push(match spec.chart_type {
                 ChartType::Bar => plot.bars(s, &mut shapes)?,
                 ChartType::Line => plot.line(s, &mut shapes)?,
+                ChartType::Strip => {
+                    marks.push_str(&spread::strip(&plot, s)?);
+                    Vec::new()
+                }
+                ChartType::Box => {
+                    marks.push_str(&spread::boxes(&plot, s)?);
+                    Vec::new()
+                }
             });
         }
+        marks.push_str(&spread::whiskers(
+            &plot,
+            spec.chart_type,
+            &mut points,
+            &mut shapes,
+        ));
         root.present()?;
     }
     let open = buf.find('>').map_or(0, |i| i + 1);
     let body = buf[open..].trim_end().trim_end_matches("</svg>");
     let mut svg = body.trim_start_matches('\n').to_string();
+    svg.push_str(&marks);
     svg.push_str(&axis_text(data, axis, &frame, l));
     let value_size = l.font - 1.0;
     let labels = Labels {
@@ -743,8 +831,9 @@ struct Plot<'a, 'b> {
 
 type Drawn<T> = Result<T, Box<dyn std::error::Error>>;
 
-/// Where a point's value label goes: the top of its bar or its marker.
-type Point = Option<(f64, f64)>;
+/// Where a point's value label goes: the top of its bar (or whisker), or
+/// around its marker.
+type Point = Option<spread::Reach>;
 
 impl Plot<'_, '_> {
     /// Gridlines at every tick, the value axis and the baseline.
@@ -795,7 +884,11 @@ impl Plot<'_, '_> {
                     self.root.draw(&stripe)?;
                 }
             }
-            points.push(Some(((x0 + x1) / 2.0, y0)));
+            points.push(Some(spread::Reach {
+                x: (x0 + x1) / 2.0,
+                top: y0,
+                bottom: y0,
+            }));
         }
         Ok(points)
     }
@@ -805,7 +898,7 @@ impl Plot<'_, '_> {
     fn line(&self, s: usize, shapes: &mut Vec<Box2>) -> Drawn<Vec<Point>> {
         let (fr, axis, n) = (self.fr, self.axis, self.data.categories.len());
         let color = PALETTE[s];
-        let points: Vec<Point> = self.data.values[s]
+        let points: Vec<Option<(f64, f64)>> = self.data.values[s]
             .iter()
             .enumerate()
             .map(|(i, v)| v.map(|v| (fr.px(i as f64 + 0.5, n), fr.py(axis, v))))
@@ -833,7 +926,12 @@ impl Plot<'_, '_> {
                     .draw(&TriangleMarker::new(pt(x, y), 6, color.filled()))?;
             }
         }
-        Ok(points)
+        let reach = |(x, y): (f64, f64)| spread::Reach {
+            x,
+            top: y,
+            bottom: y,
+        };
+        Ok(points.into_iter().map(|p| p.map(reach)).collect())
     }
 
     /// A cross on the baseline where a record has no value.
@@ -979,21 +1077,21 @@ impl Labels<'_> {
         }
         for (series, values) in points.iter().zip(&data.values) {
             for (p, v) in series.iter().zip(values) {
-                let (Some((x, y)), Some(v)) = (p, v) else {
+                let (Some(r), Some(v)) = (p, v) else {
                     continue;
                 };
                 let label = self.format.apply(*v);
-                let tries: &[f64] = match self.kind {
-                    ChartType::Bar => &[-4.0],
-                    ChartType::Line => &[-9.0, 9.0 + self.size],
+                let tries = match self.kind {
+                    ChartType::Bar => vec![r.top - 4.0],
+                    _ => vec![r.top - 9.0, r.bottom + 9.0 + self.size],
                 };
-                let free = tries.iter().map(|dy| y + dy).find(|y| {
-                    let b = Box2::of(*x, *y, &label, self.size);
+                let free = tries.into_iter().find(|y| {
+                    let b = Box2::of(r.x, *y, &label, self.size);
                     self.inside(&b) && !taken.iter().any(|t| t.hits(&b))
                 });
                 if let Some(y) = free {
-                    taken.push(Box2::of(*x, y, &label, self.size));
-                    placed.push((*x, y, label));
+                    taken.push(Box2::of(r.x, y, &label, self.size));
+                    placed.push((r.x, y, label));
                 }
             }
         }
@@ -1020,6 +1118,8 @@ fn annotate(
     let kind = match spec.chart_type {
         ChartType::Bar => "Grouped bar chart",
         ChartType::Line => "Line chart",
+        ChartType::Strip => "Strip chart",
+        ChartType::Box => "Box plot",
     };
     let scale = match spec.y.scale {
         Scale::Log => ", on a log scale",
@@ -1031,12 +1131,13 @@ fn annotate(
         m => format!(" {m} values are missing, each marked with a cross."),
     };
     let desc = format!(
-        "{kind} of {}{scale} by {} over {} categories ({}), one series each for {}.{missing} The data table below lists every value.",
+        "{kind} of {}{scale} by {} over {} categories ({}), one series each for {}.{}{missing} The data table below lists every value.",
         spec.y.label,
         spec.x.label,
         data.categories.len(),
         data.categories.join(", "),
-        names.join(" and ")
+        names.join(" and "),
+        spread::describe(spec, data),
     );
     let id = format!("{chart}{}", l.id);
     format!(
@@ -1059,6 +1160,9 @@ fn legend(spec: &ChartSpec) -> String {
             ChartType::Bar if s % 2 == 1 => " hatched",
             ChartType::Bar => "",
             ChartType::Line => " line",
+            ChartType::Strip if s % 2 == 1 => " dot hollow",
+            ChartType::Strip => " dot",
+            ChartType::Box => " box",
         };
         html.push_str(&format!(
             "<li><span class=\"swatch{shape}\" style=\"background-color: #{:02X}{:02X}{:02X}\"></span>{}</li>",
@@ -1076,19 +1180,13 @@ fn data_table(spec: &ChartSpec, data: &Data, y_fmt: &Format) -> String {
     let mut html = String::from("<details class=\"chart-data\"><summary>Data table</summary><div class=\"scroll\" tabindex=\"0\"><table><thead><tr>");
     html.push_str(&format!("<th scope=\"col\">{}</th>", escape(&spec.x.label)));
     for s in &spec.series {
-        html.push_str(&format!(
-            "<th scope=\"col\" class=\"num\">{}</th>",
-            escape(&s.name)
-        ));
+        html.push_str(&spread::headers(spec, s));
     }
     html.push_str("</tr></thead><tbody>");
     for (i, c) in data.categories.iter().enumerate() {
         html.push_str(&format!("<tr><th scope=\"row\">{}</th>", escape(c)));
-        for series in &data.values {
-            html.push_str(&match series[i] {
-                Some(v) => format!("<td class=\"num\">{}</td>", escape(&y_fmt.apply(v))),
-                None => "<td class=\"num missing\">missing</td>".into(),
-            });
+        for s in 0..spec.series.len() {
+            html.push_str(&spread::cells(spec, data, s, i, y_fmt));
         }
         html.push_str("</tr>");
     }

@@ -233,6 +233,17 @@ impl Expr {
         }
     }
 
+    /// Every value the expression reads, one or a list (a chart's per-run
+    /// samples): `times`, `runs/*/decode`.
+    pub(crate) fn eval_list(&self, rec: &Value) -> Result<Vec<Scalar>, EvalError> {
+        Ok(self
+            .value(&Env::of(rec))?
+            .items()
+            .into_iter()
+            .map(|i| i.v)
+            .collect())
+    }
+
     pub(crate) fn eval_in(&self, env: &Env) -> Result<Scalar, EvalError> {
         match self.value(env)? {
             Val::One(i) => Ok(i.v),

@@ -15,6 +15,7 @@ mod stats;
 pub(crate) use eval::Env;
 use format::shortest;
 pub use format::Format;
+pub(crate) use stats::{median, percentile};
 
 use serde::Deserialize;
 use serde_json::Value;

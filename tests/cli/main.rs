@@ -23,6 +23,7 @@ mod script;
 mod serve;
 mod tamper;
 mod trial;
+mod uncertainty;
 mod unguessable;
 mod waits;
 

@@ -548,6 +548,12 @@ fn chart_pages() -> Vec<(String, PathBuf)> {
         site.join(CAMPAIGN).join(format!("{CAMPAIGN}.html")),
     ));
     pages.push(("wide".into(), site.join("wide/index.html")));
+    // Whiskers and a strip chart of per-run values (tests/cli/uncertainty.rs).
+    let spread = super::uncertainty::spread_campaign();
+    let out = spread.parent().unwrap().join("site");
+    assert!(build(&spread, &out).status.success());
+    copy_tree(&out.join("gzip-levels"), &site.join("gzip-levels"));
+    pages.push(("spread".into(), site.join("gzip-levels/index.html")));
     pages
 }
 
