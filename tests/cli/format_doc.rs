@@ -70,7 +70,11 @@ fn format_doc_examples_build() {
     assert!(details.contains("Routed 380K needle") && details.contains("artifacts/run.log"));
     assert!(details.contains("Routed contexts stay below 131,072 tokens"));
     let audit = read(&out.join("demo-decode/audit.json"));
-    assert_eq!(audit.matches("\"holds\": true").count(), 4, "the doc's checks");
+    assert_eq!(
+        audit.matches("\"holds\": true").count(),
+        4,
+        "the doc's checks"
+    );
 }
 
 #[test]
