@@ -512,6 +512,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn values_are_found_where_written() {
+        let text = "{\"title\": \"x\",\n \"pages\": [{\"title\": \"a \\\"q\\\" `=d#/n`\"}]}";
+        let value = "a \"q\" `=d#/n`";
+        let at = value.find('`').unwrap();
+        let offset = offset_in_value(text, "pages", value, at);
+        assert_eq!(&text[offset..offset + 6], "`=d#/n");
+        // A value not written as serde writes it falls back to its key.
+        assert_eq!(
+            value_offset(text, "pages", "absent"),
+            text.find("\"pages\"").unwrap()
+        );
+    }
+
+    #[test]
     fn dates() {
         assert!(is_date("2026-09-08"));
         assert!(!is_date("2026-13-08"));

@@ -286,3 +286,31 @@ pub(crate) fn unresolved(html: &str) -> Option<String> {
     let outside = pre.replace_all(html, "");
     literal.find(&outside).map(|m| m.as_str().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_are_code_spans_starting_with_equals() {
+        let found = references("a `=d.json#/x:.1` b `code` ``=e#/y``");
+        let specs: Vec<&str> = found.iter().map(|(_, s)| s.as_str()).collect();
+        assert_eq!(specs, ["d.json#/x:.1", "e#/y"]);
+        assert_eq!(found[0].0, 2..17);
+        assert!(references("no `= reference` here, x = 1").len() == 1);
+    }
+
+    #[test]
+    fn literal_references_are_found_outside_preformatted_text() {
+        assert_eq!(
+            unresolved("<p><code>=data/x.json#/a</code></p>").as_deref(),
+            Some("<code>=data/x.json#/a</code>")
+        );
+        assert_eq!(
+            unresolved("<dd>held `=data/x.json#/a:.1` cells</dd>").as_deref(),
+            Some("`=data/x.json#/a:.1`")
+        );
+        let shown = "<pre><code>`=data/x.json#/a`\n</code></pre><p>a = b # c</p>";
+        assert_eq!(unresolved(shown), None);
+    }
+}
