@@ -24,8 +24,12 @@ pub struct Source {
     /// The published copy's hash; for a glob, the SHA-256 of its
     /// members' `SHA256SUMS` lines.
     pub sha256: String,
-    /// The document; a file of records is an array of its records.
+    /// The records blocks read without a pointer: a file of records (or a
+    /// native format) is an array of its records.
     pub doc: Value,
+    /// A native format's JSON document as the tool wrote it: what pointers
+    /// and expressions address. None when `doc` is the file as written.
+    pub(crate) written: Option<Value>,
     /// For a file of records, each record's label for messages
     /// (`path:line`); pointers are then not allowed.
     pub(crate) labels: Option<Vec<String>>,
@@ -50,23 +54,34 @@ impl Source {
         self.units.get(field).map(String::as_str)
     }
 
-    /// The value a pointer names; a file of records takes no pointer.
+    /// The file as written, for expressions (`/results/0/times` of a
+    /// hyperfine export, even though its blocks read one record per command).
+    pub fn document(&self) -> &Value {
+        self.written.as_ref().unwrap_or(&self.doc)
+    }
+
+    /// The value a pointer names, in the file as written; no pointer: the
+    /// records. A file of records (JSONL, CSV, a glob) takes no pointer.
     pub fn select(&self, pointer: Option<&str>) -> Result<&Value, String> {
         match (pointer, &self.labels) {
             (None, _) => Ok(&self.doc),
+            (Some(p), _) if self.written.is_some() => self.at(p),
             (Some(_), Some(_)) => Err(format!(
                 "`{}` is a list of records (JSONL, CSV, a glob's files): its records are read as they are, so `pointer` is not allowed",
                 self.path
             )),
-            (Some(p), None) => {
-                if !(p.is_empty() || p.starts_with('/')) {
-                    return Err(format!("pointer `{p}` must start with `/`"));
-                }
-                self.doc
-                    .pointer(p)
-                    .ok_or_else(|| format!("pointer `{p}` resolves to nothing in `{}`", self.path))
-            }
+            (Some(p), None) => self.at(p),
         }
+    }
+
+    /// The value pointer `p` names in the file as written.
+    fn at(&self, p: &str) -> Result<&Value, String> {
+        if !(p.is_empty() || p.starts_with('/')) {
+            return Err(format!("pointer `{p}` must start with `/`"));
+        }
+        self.document()
+            .pointer(p)
+            .ok_or_else(|| format!("pointer `{p}` resolves to nothing in `{}`", self.path))
     }
 
     /// The array of objects a pointer names.
@@ -228,6 +243,9 @@ impl<'a> DataStore<'a> {
             formats::read(&file, path, text, format, &siblings).map_err(LoadError::Other)?;
         self.redactor
             .redact_value(&mut parsed.doc, &mut Default::default());
+        if let Some(w) = &mut parsed.written {
+            self.redactor.redact_value(w, &mut Default::default());
+        }
         Ok(parsed)
     }
 
@@ -248,6 +266,7 @@ impl<'a> DataStore<'a> {
             public: self.public.name(path).to_string(),
             sha256: self.published_sha256(path),
             doc: parsed.doc,
+            written: parsed.written,
             labels: parsed.labels,
             units: parsed.units,
             members: Vec::new(),
@@ -336,6 +355,7 @@ impl<'a> DataStore<'a> {
             public: self.redactor.redact(pattern).into_owned(),
             sha256: crate::hash::sha256_bytes(listing.as_bytes()),
             doc: Value::Array(records),
+            written: None,
             labels: Some(labels),
             units,
             members,

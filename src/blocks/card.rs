@@ -69,7 +69,12 @@ impl CardSpec {
 
 pub fn render(spec: &CardSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Problem> {
     let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
-    let doc = source.select(spec.pointer.as_deref())?;
+    // Card values are expressions: like inline references they read the
+    // file as written, or the value its pointer names there.
+    let doc = match spec.pointer.as_deref() {
+        Some(_) => source.select(spec.pointer.as_deref())?,
+        None => source.document(),
+    };
     let fill = |what: &str, t: &str| -> Result<String, Problem> {
         let t = Template::parse(t).map_err(Problem::Here)?;
         t.render(doc)

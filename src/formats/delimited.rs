@@ -87,6 +87,7 @@ pub(super) fn read(file: &Path, path: &str, text: &str, delimiter: u8) -> Result
         } else {
             Format::Csv
         },
+        written: None,
     })
 }
 

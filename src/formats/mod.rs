@@ -92,6 +92,10 @@ pub(crate) struct Parsed {
     /// Units of fields, from CSV headers (`memory.used [MiB]`).
     pub units: BTreeMap<String, String>,
     pub format: Format,
+    /// For a native format read from JSON: the document as the tool wrote
+    /// it. Pointers and expressions address this (`/results/0/times`);
+    /// blocks that read records without a pointer get `doc`.
+    pub written: Option<Value>,
 }
 
 impl Parsed {
@@ -101,6 +105,7 @@ impl Parsed {
             labels: None,
             units: BTreeMap::new(),
             format,
+            written: None,
         }
     }
 }
@@ -146,11 +151,11 @@ pub(crate) fn read(
             })
         }
         Format::Json => json(file, path, text, siblings),
-        Format::Hyperfine => hyperfine::read(file, text),
-        Format::Criterion => criterion::read(file, path, text, siblings),
-        Format::PytestBenchmark => pytest::read(file, text),
-        Format::GoogleBenchmark => gbench::read(file, text),
-        Format::Vllm => serving::read_vllm(file, path, text),
+        Format::Hyperfine => as_written(hyperfine::read(file, text)?, text),
+        Format::Criterion => as_written(criterion::read(file, path, text, siblings)?, text),
+        Format::PytestBenchmark => as_written(pytest::read(file, text)?, text),
+        Format::GoogleBenchmark => as_written(gbench::read(file, text)?, text),
+        Format::Vllm => as_written(serving::read_vllm(file, path, text)?, text),
         Format::Sglang => {
             let parsed = jsonl(file, path, text)?;
             Ok(Parsed {
@@ -159,6 +164,14 @@ pub(crate) fn read(
             })
         }
     }
+}
+
+/// A native format named in a block keeps its JSON document as written, for
+/// pointers (an empty hyperfine export has none: its one failed record is
+/// all there is).
+fn as_written(parsed: Parsed, text: &str) -> Result<Parsed> {
+    let written = serde_json::from_str(text).ok();
+    Ok(Parsed { written, ..parsed })
 }
 
 /// A `.json` file: plain JSON, or a native format recognised from its shape.
@@ -178,14 +191,18 @@ fn json(file: &Path, path: &str, text: &str, siblings: Siblings) -> Result<Parse
         Err(_) if serving::is_vllm_stream(text) => return serving::read_vllm(file, path, text),
         Err(e) => return Err(InputError::json(file, text, 0, &e).into()),
     };
-    match recognise(&doc) {
-        Some(Format::Hyperfine) => hyperfine::read(file, text),
-        Some(Format::Criterion) => criterion::read(file, path, text, siblings),
-        Some(Format::PytestBenchmark) => pytest::read(file, text),
-        Some(Format::GoogleBenchmark) => gbench::read(file, text),
-        Some(Format::Vllm) => serving::read_vllm(file, path, text),
-        _ => Ok(Parsed::records(doc, Format::Json)),
-    }
+    let parsed = match recognise(&doc) {
+        Some(Format::Hyperfine) => hyperfine::read(file, text)?,
+        Some(Format::Criterion) => criterion::read(file, path, text, siblings)?,
+        Some(Format::PytestBenchmark) => pytest::read(file, text)?,
+        Some(Format::GoogleBenchmark) => gbench::read(file, text)?,
+        Some(Format::Vllm) => serving::read_vllm(file, path, text)?,
+        _ => return Ok(Parsed::records(doc, Format::Json)),
+    };
+    Ok(Parsed {
+        written: Some(doc),
+        ..parsed
+    })
 }
 
 /// The native format a JSON document is, from the keys each tool writes.
@@ -197,7 +214,12 @@ fn recognise(doc: &Value) -> Option<Format> {
             .and_then(Value::as_array)
             .is_some_and(|a| a.first().is_none_or(|r| r.get(k).is_some()))
     };
-    if first_has("results", "command") {
+    // Every hyperfine version writes these three for each command; a file
+    // of one's own with a `command` field stays plain JSON.
+    if ["command", "mean", "times"]
+        .iter()
+        .all(|k| first_has("results", k))
+    {
         Some(Format::Hyperfine)
     } else if has("benchmarks") && has("machine_info") {
         Some(Format::PytestBenchmark)
@@ -230,6 +252,7 @@ fn jsonl(file: &Path, path: &str, text: &str) -> Result<Parsed> {
         labels: Some(labels),
         units: BTreeMap::new(),
         format: Format::Jsonl,
+        written: None,
     })
 }
 

@@ -81,6 +81,7 @@ pub(super) fn read_vllm(file: &Path, path: &str, text: &str) -> Result<Parsed> {
         labels: Some(labels),
         units: BTreeMap::new(),
         format: Format::Vllm,
+        written: None,
     })
 }
 

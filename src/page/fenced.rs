@@ -180,7 +180,7 @@ impl Refs<'_> {
             LoadError::Other(e) => RefError::Positioned(e),
         })?;
         let value = slot
-            .render(&source.doc)
+            .render(source.document())
             .map_err(|e| bad(format!("{e} in `{}`", source.path)))?;
         Ok(Resolved {
             value: value.to_string(),

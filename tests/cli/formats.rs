@@ -108,7 +108,7 @@ fn hyperfine_commands_show_statistics_of_their_times() {
         median(&first)
     )));
     // The chart draws every command.
-    assert_eq!(svgs(&html).len(), 2, "hyperfine and power charts");
+    assert_eq!(wide_charts(&html).len(), 2, "hyperfine and power charts");
 }
 
 #[test]
@@ -196,7 +196,7 @@ fn nvidia_smi_csv_reads_as_written() {
     // The header's unit labels the chart's axis ("y": {"label": "Power"}).
     let unit = header[4].rsplit_once('[').unwrap().1.trim_end_matches(']');
     assert!(
-        svgs(&html)[1].contains(&format!("Power ({unit})")),
+        wide_charts(&html)[1].contains(&format!("Power ({unit})")),
         "axis unit"
     );
     // A TSV file reads the same way.

@@ -129,6 +129,14 @@ pub fn read(path: &Path) -> String {
 }
 
 /// The inline SVG charts of a page.
+/// Each chart's wide drawing (a chart draws a wide and a narrow SVG).
+pub fn wide_charts(html: &str) -> Vec<&str> {
+    svgs(html)
+        .into_iter()
+        .filter(|s| s.contains("chart-wide"))
+        .collect()
+}
+
 pub fn svgs(html: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = html;

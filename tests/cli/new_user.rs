@@ -23,7 +23,7 @@ fn new_then_build_gives_a_card_table_chart_and_ledger() {
     ] {
         assert!(html.contains(part), "page lacks {part}");
     }
-    assert_eq!(svgs(&html).len(), 1, "one chart");
+    assert_eq!(wide_charts(&html).len(), 1, "one chart");
     // The ledger's entry comes from the failed row of the data file.
     let csv = read(&home.join("c/data/results.csv"));
     let failed = csv.lines().find(|l| l.ends_with(",failed")).unwrap();
