@@ -32,6 +32,152 @@ pub struct Meta {
     /// as copies of what they point to; any other symlink is refused.
     #[serde(default)]
     pub symlinks: Vec<String>,
+    /// Consistency checks that must hold on the campaign's data.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+}
+
+/// A consistency check: two values that must compare as stated, or the
+/// build stops (`{"name": ..., "equal": [A, B]}`, `"at_most"`,
+/// `"at_least"`; `tolerance` with `equal`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equal: Option<[Operand; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<[Operand; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<[Operand; 2]>,
+    /// How far apart two `equal` values may be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+}
+
+/// One side of a check: a number, or a reference `=FILE#EXPR`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Operand {
+    Number(f64),
+    Reference(String),
+}
+
+/// How a check compares its two values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Relation {
+    Equal,
+    AtMost,
+    AtLeast,
+}
+
+impl Relation {
+    pub(crate) fn holds(self, a: f64, b: f64, tolerance: f64) -> bool {
+        match self {
+            Relation::Equal => (a - b).abs() <= tolerance,
+            Relation::AtMost => a <= b,
+            Relation::AtLeast => a >= b,
+        }
+    }
+
+    pub(crate) fn words(self) -> &'static str {
+        match self {
+            Relation::Equal => "equal to",
+            Relation::AtMost => "at most",
+            Relation::AtLeast => "at least",
+        }
+    }
+}
+
+impl Check {
+    /// The relation and its two operands (checked at load: exactly one).
+    pub(crate) fn relation(&self) -> Option<(Relation, &[Operand; 2])> {
+        [
+            (Relation::Equal, &self.equal),
+            (Relation::AtMost, &self.at_most),
+            (Relation::AtLeast, &self.at_least),
+        ]
+        .into_iter()
+        .find_map(|(r, o)| o.as_ref().map(|o| (r, o)))
+    }
+
+    /// Why this check is malformed, if it is.
+    fn problem(&self) -> Option<String> {
+        let given = [&self.equal, &self.at_most, &self.at_least]
+            .iter()
+            .filter(|o| o.is_some())
+            .count();
+        if self.name.trim().is_empty() {
+            return Some("a check needs a `name`".into());
+        }
+        if given != 1 {
+            return Some(format!(
+                "check `{}` needs exactly one of `equal`, `at_most` or `at_least`",
+                self.name
+            ));
+        }
+        match self.tolerance {
+            Some(t) if self.equal.is_none() => {
+                return Some(format!(
+                    "check `{}`: `tolerance` ({t}) goes with `equal` only",
+                    self.name
+                ))
+            }
+            Some(t) if !(t >= 0.0 && t.is_finite()) => {
+                return Some(format!(
+                    "check `{}`: `tolerance` must be a number of at least 0",
+                    self.name
+                ))
+            }
+            _ => {}
+        }
+        let (_, operands) = self.relation()?;
+        operands.iter().find_map(|o| match o {
+            Operand::Number(_) => None,
+            Operand::Reference(r) => {
+                reference_problem(r).map(|m| format!("check `{}`: `{r}`: {m}", self.name))
+            }
+        })
+    }
+}
+
+/// Why `=FILE#EXPR` is not a reference a check can read.
+fn reference_problem(r: &str) -> Option<String> {
+    let Some(spec) = r.strip_prefix('=') else {
+        return Some("expected a number or a reference `=FILE#EXPR`".into());
+    };
+    let Some((_, expr)) = spec.split_once('#') else {
+        return Some("expected `=FILE#EXPR`".into());
+    };
+    match crate::expr::Slot::parse(expr) {
+        Err(m) => Some(m),
+        Ok(s) if s.format.is_some() => {
+            Some("a check compares numbers: the reference takes no format".into())
+        }
+        Ok(_) => None,
+    }
+}
+
+/// The offset in campaign.json's `text` where the string `value` of
+/// `key` is written (its opening quote), found after the key; serde_json
+/// gives no positions for values. Falls back to the key, then the start.
+pub(crate) fn value_offset(text: &str, key: &str, value: &str) -> usize {
+    let key_at = text.find(&format!("\"{key}\"")).unwrap_or(0);
+    let written = serde_json::to_string(value).unwrap_or_default();
+    text[key_at..]
+        .find(&written)
+        .map(|i| key_at + i)
+        .or_else(|| text.find(&written))
+        .unwrap_or(key_at)
+}
+
+/// The offset in `text` of byte `at` of the string `value` of `key`.
+pub(crate) fn offset_in_value(text: &str, key: &str, value: &str, at: usize) -> usize {
+    let start = value_offset(text, key, value);
+    // The value's text before `at`, as JSON writes it (escapes included).
+    let before = serde_json::to_string(&value[..at.min(value.len())]).unwrap_or_default();
+    start + before.len().saturating_sub(1)
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -55,6 +201,8 @@ pub struct Campaign {
     pub meta: Meta,
     /// The raw bytes of campaign.json, checked against the manifest later.
     pub meta_sha256: String,
+    /// campaign.json as written, for positions in later messages.
+    pub text: String,
 }
 
 impl Campaign {
@@ -138,6 +286,7 @@ pub fn load(dir: &Path) -> Result<Campaign> {
         dir: dir.to_path_buf(),
         meta,
         meta_sha256,
+        text,
     })
 }
 
@@ -210,6 +359,12 @@ fn check(path: &Path, text: &str, meta: &Meta) -> Result<()> {
         }
         if !seen.insert(page.file.as_str()) {
             return Err(at("pages", format!("page `{}` is listed twice", page.file)));
+        }
+    }
+    for c in &meta.checks {
+        if let Some(m) = c.problem() {
+            let offset = value_offset(text, "checks", &c.name);
+            return Err(InputError::at_offset(path, text, offset, m).into());
         }
     }
     meta.redaction.check_patterns(path, text)?;
@@ -355,6 +510,20 @@ pub fn published_name(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_found_where_written() {
+        let text = "{\"title\": \"x\",\n \"pages\": [{\"title\": \"a \\\"q\\\" `=d#/n`\"}]}";
+        let value = "a \"q\" `=d#/n`";
+        let at = value.find('`').unwrap();
+        let offset = offset_in_value(text, "pages", value, at);
+        assert_eq!(&text[offset..offset + 6], "`=d#/n");
+        // A value not written as serde writes it falls back to its key.
+        assert_eq!(
+            value_offset(text, "pages", "absent"),
+            text.find("\"pages\"").unwrap()
+        );
+    }
 
     #[test]
     fn dates() {

@@ -152,6 +152,16 @@ pub fn render(
             None => serde_json::from_value((*rec).clone()).map_err(|e| e.to_string()),
         }
         .map_err(|e| Problem::Here(format!("ledger record {label}: {e}")))?;
+        // What was observed and what it means may quote the data.
+        let result = ctx.expand(&entry.result);
+        let result = result.map_err(|p| super::at_record_problem(label, "result", p))?;
+        let impact = ctx.expand_opt(&entry.impact);
+        let impact = impact.map_err(|p| super::at_record_problem(label, "impact", p))?;
+        let entry = LedgerEntry {
+            result,
+            impact,
+            ..entry
+        };
         if let Some(ev) = &entry.evidence {
             // Records are read redacted: the path is the published name.
             if ctx

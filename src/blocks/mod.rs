@@ -125,6 +125,23 @@ pub struct Rendered {
 }
 
 impl Ctx<'_> {
+    /// Text a reader reads (a caption, a ledger field, a value) with its
+    /// inline references resolved, as plain text.
+    pub(crate) fn expand(&self, text: &str) -> Result<String, Problem> {
+        let refs = crate::page::Refs {
+            store: self.store,
+            ledger: None,
+        };
+        refs.expand(text).map(|e| e.text).map_err(|(_, e)| match e {
+            crate::page::RefError::Here(m) => Problem::Here(m),
+            crate::page::RefError::Positioned(e) => Problem::Positioned(e),
+        })
+    }
+
+    pub(crate) fn expand_opt(&self, text: &Option<String>) -> Result<Option<String>, Problem> {
+        text.as_deref().map(|t| self.expand(t)).transpose()
+    }
+
     /// Link target for a campaign file as published (public path in).
     pub fn href(&self, public: &str) -> String {
         crate::campaign::published_name(public)
@@ -176,7 +193,15 @@ pub fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
         Block::Card(spec) => plain(card::render(spec, ctx)?),
         Block::KeyValue(spec) => with_data(table::render_keyvalue(spec, ctx)?),
         Block::Table(spec) => with_data(table::render(spec, ctx)?),
-        Block::Chart(spec) => with_data(chart::render(spec, ctx)?),
+        Block::Chart(spec) => {
+            // Title and caption resolved here, so the chart draws text.
+            let spec = chart::ChartSpec {
+                title: ctx.expand(&spec.title)?,
+                caption: ctx.expand_opt(&spec.caption)?,
+                ..spec.clone()
+            };
+            with_data(chart::render(&spec, ctx)?)
+        }
         Block::Ledger(spec) => {
             let (html, source, ledger) = ledger::render(spec, ctx)?;
             Rendered {
@@ -198,4 +223,15 @@ pub fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
 /// Turn an evaluation failure into a message naming the record.
 fn at_record(label: &str, e: crate::expr::EvalError) -> Problem {
     Problem::Here(format!("record {label}: {e}"))
+}
+
+/// A field of a record whose references did not resolve: the record and
+/// field named, at the block (or where the error already points).
+pub(crate) fn at_record_problem(label: &str, field: &str, p: Problem) -> Problem {
+    match p {
+        Problem::Here(m) => Problem::Here(format!("record {label}, `{field}`: {m}")),
+        Problem::Positioned(e) => {
+            Problem::Positioned(e.context(format!("record {label}, `{field}`")))
+        }
+    }
 }

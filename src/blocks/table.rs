@@ -2,7 +2,7 @@
 //! and derived columns.
 
 use super::export::{Download, Export};
-use super::{at_record, Ctx, Problem};
+use super::{at_record, at_record_problem, Ctx, Problem};
 use crate::data::{Records, Source};
 use crate::expr::{Env, Expr, Format, Op, Ref, Scalar, Template};
 use crate::html::escape;
@@ -290,7 +290,8 @@ pub fn render(
             )));
         }
     }
-    let mut html = table_html(spec, &rows);
+    let caption = caption(&ctx.expand_opt(&spec.caption)?);
+    let mut html = table_html(spec, &caption, &rows);
     let (links, downloads) = export.publish(&ctx.export_stem, "table");
     html.push_str(&links);
     html.push_str(&ctx.source_note(&source));
@@ -298,7 +299,7 @@ pub fn render(
     Ok((html, source, downloads))
 }
 
-fn table_html(spec: &TableSpec, rows: &[Vec<Shown>]) -> String {
+fn table_html(spec: &TableSpec, caption: &str, rows: &[Vec<Shown>]) -> String {
     let n = spec.columns.len();
     let present = |i: usize| rows.iter().filter_map(move |r| r[i].as_ref().ok());
     // A column is numeric when every non-empty cell in it is.
@@ -316,7 +317,7 @@ fn table_html(spec: &TableSpec, rows: &[Vec<Shown>]) -> String {
         .map(|i| present(i).all(|c| c.0.chars().count() <= 24))
         .collect();
     let mut html = String::from("<figure class=\"block table\">");
-    html.push_str(&caption(&spec.caption));
+    html.push_str(caption);
     html.push_str("<div class=\"scroll\" tabindex=\"0\"><table><thead><tr>");
     for (c, num) in spec.columns.iter().zip(&numeric) {
         html.push_str(&format!(
@@ -394,7 +395,7 @@ pub fn render_keyvalue(
         Expr::Value(Ref::new(&spec.value)),
     );
     let mut html = String::from("<figure class=\"block keyvalue\">");
-    html.push_str(&caption(&spec.caption));
+    html.push_str(&caption(&ctx.expand_opt(&spec.caption)?));
     html.push_str("<div class=\"scroll\" tabindex=\"0\"><table>");
     if let Some([a, b]) = &spec.headers {
         html.push_str(&format!(
@@ -412,6 +413,14 @@ pub fn render_keyvalue(
     for (rec, label) in &records.items {
         let k = key.eval(rec).map_err(|e| at_record(label, e))?;
         let v = value.eval(rec).map_err(|e| at_record(label, e))?;
+        // A value may quote another file's number through a reference.
+        let v = match v {
+            Scalar::Text(t) => Scalar::Text(
+                ctx.expand(&t)
+                    .map_err(|p| at_record_problem(label, "value", p))?,
+            ),
+            v => v,
+        };
         html.push_str(&format!(
             "<tr><th scope=\"row\">{}</th><td>{}</td></tr>",
             escape(&k.to_string()),

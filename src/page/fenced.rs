@@ -4,7 +4,7 @@
 
 use super::{BlockRecord, Renderer};
 use crate::blocks::{self, Block, Problem};
-use crate::data::LoadError;
+use crate::data::{DataStore, LoadError};
 use crate::error::InputError;
 use crate::expr::Slot;
 use crate::html::escape;
@@ -102,23 +102,215 @@ impl Renderer<'_> {
 
     /// `FILE#EXPR[:FORMAT]` into a `<span>` holding the formatted value.
     pub(super) fn inline_ref(&self, spec: &str, at: usize) -> Result<String> {
-        let bad = |m: String| self.err(at, format!("reference `={spec}`: {m}"));
+        let refs = Refs {
+            store: self.store,
+            ledger: None,
+        };
+        match refs.resolve(spec) {
+            Ok(r) => Ok(r.html()),
+            Err(RefError::Here(m)) => Err(self.err(at, m)),
+            Err(RefError::Positioned(e)) => Err(e),
+        }
+    }
+}
+
+/// The file name `=ledger#count` reads: the campaign's retained failures.
+/// No data file can take it (a page `ledger.md` is refused too).
+const LEDGER: &str = "ledger";
+
+/// What inline references resolve against: a campaign's verified data and,
+/// once every page is rendered, the count of its ledger entries.
+pub(crate) struct Refs<'a> {
+    pub store: &'a DataStore<'a>,
+    /// `None` while pages render (the ledger is not complete yet).
+    pub ledger: Option<usize>,
+}
+
+/// A reference resolved: the value as shown, and the file it came from.
+pub(crate) struct Resolved {
+    pub value: String,
+    /// The number behind `value`, when it is one (before formatting).
+    pub number: Option<f64>,
+    /// The source's published path and short hash (empty for the ledger).
+    pub public: String,
+    pub short_hash: String,
+}
+
+/// Why a reference did not resolve.
+pub(crate) enum RefError {
+    /// To be reported where the reference is written.
+    Here(String),
+    /// Already positioned (in the data file).
+    Positioned(anyhow::Error),
+}
+
+/// Text whose inline references were replaced by their values.
+pub(crate) struct Expanded {
+    pub text: String,
+    /// Byte ranges of `text` that came from a reference: figures there are
+    /// computed, not typed.
+    pub computed: Vec<std::ops::Range<usize>>,
+}
+
+impl Resolved {
+    /// The value in a `<span>` naming its source, as prose shows it.
+    pub(crate) fn html(&self) -> String {
+        format!(
+            "<span class=\"ref\" title=\"{} · sha256 {}\">{}</span>",
+            escape(&self.public),
+            self.short_hash,
+            escape(&self.value)
+        )
+    }
+}
+
+impl Refs<'_> {
+    /// `FILE#EXPR[:FORMAT]` (the text after `=`, already redacted).
+    pub(crate) fn resolve(&self, spec: &str) -> Result<Resolved, RefError> {
+        let bad = |m: String| RefError::Here(format!("reference `={spec}`: {m}"));
         let (file, rest) = spec
             .split_once('#')
             .ok_or_else(|| bad("expected `=FILE#POINTER` or `=FILE#POINTER:FORMAT`".into()))?;
         let slot = Slot::parse(rest).map_err(bad)?;
+        if file.trim() == LEDGER {
+            return self.ledger_count(&slot).map_err(bad);
+        }
         let source = self.store.load(file.trim()).map_err(|e| match e {
             LoadError::AtBlock(m) => bad(m),
-            LoadError::Other(e) => e,
+            LoadError::Other(e) => RefError::Positioned(e),
         })?;
         let value = slot
             .render(source.document())
             .map_err(|e| bad(format!("{e} in `{}`", source.path)))?;
-        Ok(format!(
-            "<span class=\"ref\" title=\"{} · sha256 {}\">{}</span>",
-            escape(&source.public),
-            source.short_hash(),
-            escape(&value.to_string())
-        ))
+        Ok(Resolved {
+            value: value.to_string(),
+            number: value.number(),
+            public: source.public.clone(),
+            short_hash: source.short_hash().to_string(),
+        })
+    }
+
+    /// `=ledger#count`: how many entries the campaign's ledger holds.
+    fn ledger_count(&self, slot: &Slot) -> Result<Resolved, String> {
+        let Some(count) = self.ledger else {
+            return Err("the ledger is complete only once every page is rendered: `=ledger#count` can be read in campaign.json's header fields and checks, not in a page".into());
+        };
+        let doc = serde_json::json!({ "count": count });
+        let value = slot
+            .render(&doc)
+            .map_err(|e| format!("{e} in the ledger (it has only `count`)"))?;
+        Ok(Resolved {
+            value: value.to_string(),
+            number: value.number(),
+            public: LEDGER.to_string(),
+            short_hash: String::new(),
+        })
+    }
+
+    /// A string of campaign.json (`key`'s value, `original` as written and
+    /// `public` as published) with its references resolved; an error is
+    /// positioned at the reference in campaign.json.
+    pub(crate) fn expand_meta(
+        &self,
+        campaign: &crate::campaign::Campaign,
+        key: &str,
+        original: &str,
+        public: &str,
+    ) -> Result<Expanded> {
+        self.expand(public).map_err(|(at, e)| match e {
+            RefError::Positioned(e) => e,
+            RefError::Here(m) => {
+                // The same reference in the value as written: redaction may
+                // have moved it.
+                let k = references(public).iter().position(|(r, _)| r.start == at);
+                let written = k.and_then(|k| references(original).get(k).map(|(r, _)| r.start));
+                let text = &campaign.text;
+                let offset =
+                    crate::campaign::offset_in_value(text, key, original, written.unwrap_or(0));
+                let path = campaign.path(crate::campaign::META_NAME);
+                InputError::at_offset(&path, text, offset, format!("`{key}`: {m}")).into()
+            }
+        })
+    }
+
+    /// `text` with every `` `=FILE#EXPR[:FORMAT]` `` code span replaced by
+    /// its value, as plain text; an error carries the byte offset of the
+    /// failing reference in `text`.
+    pub(crate) fn expand(&self, text: &str) -> Result<Expanded, (usize, RefError)> {
+        let mut out = Expanded {
+            text: String::with_capacity(text.len()),
+            computed: Vec::new(),
+        };
+        let mut last = 0;
+        for (span, spec) in references(text) {
+            out.text.push_str(&text[last..span.start]);
+            let spec = self.store.redactor.redact(&spec).into_owned();
+            let r = self.resolve(&spec).map_err(|e| (span.start, e))?;
+            let start = out.text.len();
+            out.text.push_str(&r.value);
+            out.computed.push(start..out.text.len());
+            last = span.end;
+        }
+        out.text.push_str(&text[last..]);
+        Ok(out)
+    }
+}
+
+/// The inline references in a string: each code span that starts with
+/// `=`, found by the Markdown parser prose goes through (so the backtick
+/// rules are CommonMark's), with its byte range and the text after `=`.
+pub(crate) fn references(text: &str) -> Vec<(std::ops::Range<usize>, String)> {
+    if !text.contains("`=") {
+        return Vec::new();
+    }
+    pulldown_cmark::Parser::new_ext(text, super::options())
+        .into_offset_iter()
+        .filter_map(|(e, r)| match e {
+            pulldown_cmark::Event::Code(c) if c.starts_with('=') => Some((r, c[1..].to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first inline reference left as literal text in a finished page
+/// (outside preformatted blocks, where a page may show the syntax itself),
+/// so that no reader is shown `=FILE#EXPR` in place of a number.
+pub(crate) fn unresolved(html: &str) -> Option<String> {
+    use std::sync::OnceLock;
+    static PRE: OnceLock<regex::Regex> = OnceLock::new();
+    static LITERAL: OnceLock<regex::Regex> = OnceLock::new();
+    let pre = PRE.get_or_init(|| regex::Regex::new(r"(?s)<pre[\s>].*?</pre>").expect("valid"));
+    let literal = LITERAL.get_or_init(|| {
+        regex::Regex::new(r"(?:`|<code>)=[^`<>\s]+#[^`<>]*(?:`|</code>)").expect("valid")
+    });
+    let outside = pre.replace_all(html, "");
+    literal.find(&outside).map(|m| m.as_str().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_are_code_spans_starting_with_equals() {
+        let found = references("a `=d.json#/x:.1` b `code` ``=e#/y``");
+        let specs: Vec<&str> = found.iter().map(|(_, s)| s.as_str()).collect();
+        assert_eq!(specs, ["d.json#/x:.1", "e#/y"]);
+        assert_eq!(found[0].0, 2..17);
+        assert!(references("no `= reference` here, x = 1").len() == 1);
+    }
+
+    #[test]
+    fn literal_references_are_found_outside_preformatted_text() {
+        assert_eq!(
+            unresolved("<p><code>=data/x.json#/a</code></p>").as_deref(),
+            Some("<code>=data/x.json#/a</code>")
+        );
+        assert_eq!(
+            unresolved("<dd>held `=data/x.json#/a:.1` cells</dd>").as_deref(),
+            Some("`=data/x.json#/a:.1`")
+        );
+        let shown = "<pre><code>`=data/x.json#/a`\n</code></pre><p>a = b # c</p>";
+        assert_eq!(unresolved(shown), None);
     }
 }

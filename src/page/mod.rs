@@ -8,6 +8,9 @@ mod headings;
 mod links;
 mod table;
 
+#[allow(unused_imports)] // for the typed-figure checks
+pub(crate) use fenced::{unresolved, Expanded, RefError, Refs, Resolved};
+
 use crate::blocks::LedgerEntry;
 use crate::campaign::Campaign;
 use crate::data::DataStore;
@@ -196,8 +199,13 @@ pub fn render(
         open_heading: None,
     };
     r.run()?;
+    let refs = Refs {
+        store,
+        ledger: None,
+    };
+    let title = refs.expand_meta(campaign, "pages", &page.title, public_title)?;
     Ok(Page {
-        title: public_title.clone(),
+        title: title.text,
         file: page.file.clone(),
         output: store.public.page_output(index),
         html: r.html,

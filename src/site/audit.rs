@@ -21,6 +21,9 @@ struct Audit<'a> {
     files: Vec<AuditFile>,
     blocks: Vec<BlockRecord>,
     ledger: Vec<LedgerEntry>,
+    /// campaign.json's consistency checks, each with both values read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    checks: Vec<super::checks::Outcome>,
 }
 
 #[derive(Serialize)]
@@ -65,6 +68,7 @@ impl Site<'_> {
         i: usize,
         blocks: Vec<BlockRecord>,
         ledger: Vec<LedgerEntry>,
+        checks: Vec<super::checks::Outcome>,
     ) -> Result<Vec<u8>> {
         let audit = Audit {
             generator: GENERATOR,
@@ -73,6 +77,7 @@ impl Site<'_> {
             files: self.audit_files(i),
             blocks,
             ledger,
+            checks,
         };
         let mut text = serde_json::to_string_pretty(&audit)?;
         text.push('\n');

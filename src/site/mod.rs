@@ -12,6 +12,7 @@
 
 mod audit;
 mod cache;
+mod checks;
 mod inputs;
 mod nav;
 mod pages;
@@ -209,7 +210,8 @@ impl Stages<'_> {
                 target.render_pages(&campaign, cache.as_deref_mut())
             })
             .collect::<Result<Vec<_>>>()?;
-        let index = pages::render_index(self.publics, &self.verified.evidences, target.theme)?;
+        let evidences = &self.verified.evidences;
+        let index = pages::render_index(self.publics, evidences, &campaigns, target.theme)?;
         Ok(pages::Site { campaigns, index })
     }
 

@@ -21,18 +21,59 @@ struct NavItem {
 /// with the square of the page count.
 pub const TABS_UP_TO: usize = 12;
 
-fn nav(p: &Public, current: &str) -> Vec<NavItem> {
+/// A campaign's header as readers see it: campaign.json's fields and the
+/// page titles with their inline references resolved (see
+/// [`crate::page::Refs`]), and the count of retained failures.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Header {
+    pub title: String,
+    pub state: String,
+    pub scope: String,
+    pub decision: String,
+    pub summary: Option<String>,
+    /// Page titles, in page order.
+    pub pages: Vec<String>,
+    /// Entries of the campaign's ledger (`ledger_count` in templates).
+    pub ledger_count: usize,
+}
+
+impl Header {
+    /// Campaign `c`'s header (published as `p`) resolved against `refs`,
+    /// the ledger complete; page titles as the rendered pages show them.
+    pub(crate) fn resolve(
+        c: &crate::campaign::Campaign,
+        p: &Public,
+        refs: &crate::page::Refs,
+        pages: Vec<String>,
+    ) -> anyhow::Result<Header> {
+        let field = |key: &str, original: &str, public: &str| {
+            refs.expand_meta(c, key, original, public).map(|e| e.text)
+        };
+        let (m, o) = (&p.meta, &c.meta);
+        Ok(Header {
+            title: field("title", &o.title, &m.title)?,
+            state: field("state", &o.state, &m.state)?,
+            scope: field("scope", &o.scope, &m.scope)?,
+            decision: field("decision", &o.decision, &m.decision)?,
+            summary: match (&o.summary, &m.summary) {
+                (Some(o), Some(m)) => Some(field("summary", o, m)?),
+                _ => None,
+            },
+            pages,
+            ledger_count: refs.ledger.unwrap_or(0),
+        })
+    }
+}
+
+fn nav(p: &Public, h: &Header, current: &str) -> Vec<NavItem> {
     let pages = p.meta.pages.len();
     let mut items: Vec<(String, String)> = if pages <= TABS_UP_TO {
         (0..pages)
-            .map(|i| (p.meta.pages[i].title.clone(), p.page_output(i)))
+            .map(|i| (h.pages[i].clone(), p.page_output(i)))
             .collect()
     } else {
         vec![
-            (
-                p.meta.pages[0].title.clone(),
-                layout::INDEX_PAGE.to_string(),
-            ),
+            (h.pages[0].clone(), layout::INDEX_PAGE.to_string()),
             (
                 format!("All {pages} pages"),
                 "index.html#all-pages".to_string(),
@@ -59,7 +100,7 @@ fn nav(p: &Public, current: &str) -> Vec<NavItem> {
 }
 
 /// Previous and next page, for campaigns too long for tabs.
-fn pager(p: &Public, current: &str) -> Vec<NavItem> {
+fn pager(p: &Public, h: &Header, current: &str) -> Vec<NavItem> {
     let pages = p.meta.pages.len();
     if pages <= TABS_UP_TO {
         return Vec::new();
@@ -68,7 +109,7 @@ fn pager(p: &Public, current: &str) -> Vec<NavItem> {
         return Vec::new();
     };
     let item = |j: usize, rel: &str| NavItem {
-        title: format!("{rel}: {}", p.meta.pages[j].title),
+        title: format!("{rel}: {}", h.pages[j]),
         href: p.page_output(j),
         current: false,
     };
@@ -83,14 +124,14 @@ fn pager(p: &Public, current: &str) -> Vec<NavItem> {
 }
 
 /// The main page of a long campaign lists every page.
-fn all_pages(p: &Public, current: &str) -> Vec<NavItem> {
+fn all_pages(p: &Public, h: &Header, current: &str) -> Vec<NavItem> {
     let pages = p.meta.pages.len();
     if pages <= TABS_UP_TO || current != layout::INDEX_PAGE {
         return Vec::new();
     }
     (1..pages)
         .map(|i| NavItem {
-            title: p.meta.pages[i].title.clone(),
+            title: h.pages[i].clone(),
             href: p.page_output(i),
             current: false,
         })
@@ -113,6 +154,7 @@ struct Facts<'a> {
 /// `single`: the build also writes the one-file copy, linked from the footer.
 pub(super) fn base_context(
     p: &Public,
+    h: &Header,
     current: &str,
     title: &str,
     theme: &Theme,
@@ -127,17 +169,18 @@ pub(super) fn base_context(
         "campaign",
         &Facts {
             id: &m.id,
-            title: &m.title,
+            title: &h.title,
             date: &m.date,
-            state: &m.state,
-            scope: &m.scope,
-            decision: &m.decision,
-            summary: m.summary.as_deref(),
+            state: &h.state,
+            scope: &h.scope,
+            decision: &h.decision,
+            summary: h.summary.as_deref(),
         },
     );
-    ctx.insert("nav", &nav(p, current));
-    ctx.insert("pager", &pager(p, current));
-    ctx.insert("all_pages", &all_pages(p, current));
+    ctx.insert("ledger_count", &h.ledger_count);
+    ctx.insert("nav", &nav(p, h, current));
+    ctx.insert("pager", &pager(p, h, current));
+    ctx.insert("all_pages", &all_pages(p, h, current));
     ctx.insert("is_main", &(current == layout::INDEX_PAGE));
     ctx.insert("page_title", title);
     ctx.insert("toc", &Vec::<page::Heading>::new());

@@ -4,7 +4,8 @@
 //! page and the site's index.
 
 use super::cache::{KeptFile, PageCache, PageFiles, PageKey, Rendering};
-use super::nav::base_context;
+use super::checks;
+use super::nav::{base_context, Header};
 use crate::blocks::LedgerEntry;
 use crate::copies::Copies;
 use crate::data::DataStore;
@@ -61,6 +62,10 @@ pub(super) struct Rendered {
     pub emitted: Vec<Emitted>,
     pub blocks: Vec<BlockRecord>,
     pub ledger: Vec<LedgerEntry>,
+    /// The header as shown, its references resolved.
+    pub header: Header,
+    /// The consistency checks, all of which held.
+    pub checks: Vec<checks::Outcome>,
     /// The rendered pages, kept only for the single file.
     pub pages: Vec<Page>,
     /// Pages rendered afresh (the others came from the cache).
@@ -103,11 +108,14 @@ impl Target<'_> {
             }
         }
         page::check_anchors(&pages)?;
-        let mut emitted = self.write_pages(campaign, &pages, &fingerprints, cache)?;
         let ledger = ledger(&pages);
-        emitted.push(self.ledger_page(campaign.p, &ledger)?);
+        let (header, checks) = self.header(campaign, &pages, ledger.len())?;
+        let mut emitted = self.write_pages(campaign, &header, &pages, &fingerprints, cache)?;
+        emitted.push(self.ledger_page(campaign.p, &header, &ledger)?);
         Ok(Rendered {
             emitted,
+            header,
+            checks,
             blocks: pages.iter().flat_map(|p| p.blocks.clone()).collect(),
             ledger,
             pages: if self.single_file {
@@ -117,6 +125,26 @@ impl Target<'_> {
             },
             fresh,
         })
+    }
+
+    /// The campaign's header, its references resolved now that the ledger
+    /// is complete, and its checks, every one of which must hold.
+    fn header(
+        &self,
+        campaign: &Campaign,
+        pages: &[Arc<Page>],
+        ledger: usize,
+    ) -> Result<(Header, Vec<checks::Outcome>)> {
+        let Campaign { c, e, p, k } = *campaign;
+        let store = DataStore::new(e, self.redactor, p, k);
+        let refs = page::Refs {
+            store: &store,
+            ledger: Some(ledger),
+        };
+        let titles = pages.iter().map(|p| p.title.clone()).collect();
+        let header = Header::resolve(c, p, &refs, titles)?;
+        let outcomes = checks::run(c, &p.meta.checks, &refs)?;
+        Ok((header, outcomes))
     }
 
     /// Every page in order, with the fingerprint of its inputs and how
@@ -172,14 +200,15 @@ impl Target<'_> {
     fn write_pages(
         &self,
         campaign: &Campaign,
+        header: &Header,
         pages: &[Arc<Page>],
         fingerprints: &[String],
         cache: Option<&mut PageCache>,
     ) -> Result<Vec<Emitted>> {
         // What a page's files depend on besides the page: theme, footer,
-        // detector.
+        // detector, and the header (which reads the ledger of every page).
         let around = format!(
-            ":{}:{}:{}",
+            ":{}:{}:{}:{header:?}",
             self.theme.fingerprint,
             self.single_file,
             self.redactor.detector.fingerprint()
@@ -194,7 +223,7 @@ impl Target<'_> {
                 let old = cached.and_then(|c| c.outputs.get(&key(campaign, i)));
                 match old.filter(|old| old.fingerprint == fingerprint) {
                     Some(old) => self.rewrite(campaign.p, old),
-                    None => self.write_page(campaign.p, page, fingerprint, keep),
+                    None => self.write_page(campaign, header, page, fingerprint, keep),
                 }
             })
             .collect();
@@ -224,17 +253,29 @@ impl Target<'_> {
     /// their bytes for the next build.
     fn write_page(
         &self,
-        p: &Public,
+        campaign: &Campaign,
+        header: &Header,
         page: &Page,
         fingerprint: String,
         keep: bool,
     ) -> Result<PageFiles> {
+        let p = campaign.p;
         let (id, det) = (p.meta.id.as_str(), &self.redactor.detector);
-        let mut ctx = base_context(p, &page.output, &page.title, self.theme, self.single_file);
+        let mut ctx = base_context(
+            p,
+            header,
+            &page.output,
+            &page.title,
+            self.theme,
+            self.single_file,
+        );
         ctx.insert("content", &page.html);
         let toc: Vec<_> = page.toc.iter().filter(|h| h.level >= 2).collect();
         ctx.insert("toc", &toc);
-        let html = self.theme.render("page.html", &ctx)?.into_bytes();
+        let html = self.theme.render("page.html", &ctx)?;
+        let shown = campaign.c.path(&page.file);
+        refuse_literal_references(&shown.display().to_string(), &html)?;
+        let html = html.into_bytes();
         let emitted = emit(self.sink, id, &page.output, &html, det)?;
         let kept = |bytes: &[u8]| if keep { bytes.to_vec() } else { Vec::new() };
         let mut files = vec![KeptFile {
@@ -252,14 +293,29 @@ impl Target<'_> {
     }
 
     /// The ledger page: every entry the pages show, once.
-    fn ledger_page(&self, p: &Public, ledger: &[LedgerEntry]) -> Result<Emitted> {
+    fn ledger_page(&self, p: &Public, h: &Header, ledger: &[LedgerEntry]) -> Result<Emitted> {
         let title = "Failure ledger";
-        let mut ctx = base_context(p, layout::LEDGER_PAGE, title, self.theme, self.single_file);
+        let single = self.single_file;
+        let mut ctx = base_context(p, h, layout::LEDGER_PAGE, title, self.theme, single);
         ctx.insert("count", &ledger.len());
         ctx.insert("ledger", &crate::blocks::entries_table(ledger));
-        let bytes = self.theme.render("ledger.html", &ctx)?.into_bytes();
+        let html = self.theme.render("ledger.html", &ctx)?;
+        refuse_literal_references(&format!("{}/{}", p.meta.id, layout::LEDGER_PAGE), &html)?;
+        let bytes = html.into_bytes();
         let det = &self.redactor.detector;
         emit(self.sink, &p.meta.id, layout::LEDGER_PAGE, &bytes, det)
+    }
+}
+
+/// A finished page must show no reference as literal text: one would mean
+/// a number the reader cannot see (a field exhibit did not resolve).
+/// `page` names the page (its Markdown file, or the generated page).
+fn refuse_literal_references(page: &str, html: &str) -> Result<()> {
+    match page::unresolved(html) {
+        None => Ok(()),
+        Some(literal) => anyhow::bail!(
+            "`{page}` would publish the reference {literal} as text instead of its value; write references where they are resolved (see FORMAT.md, Inline references)"
+        ),
     }
 }
 
@@ -320,18 +376,20 @@ struct IndexEntry<'a> {
 pub(super) fn render_index(
     publics: &[Public],
     evidences: &[Evidence],
+    rendered: &[Rendered],
     theme: &Theme,
 ) -> Result<Vec<u8>> {
     let mut entries: Vec<IndexEntry> = publics
         .iter()
         .zip(evidences)
-        .map(|(p, e)| IndexEntry {
+        .zip(rendered)
+        .map(|((p, e), r)| IndexEntry {
             id: &p.meta.id,
-            title: &p.meta.title,
+            title: &r.header.title,
             date: &p.meta.date,
-            state: &p.meta.state,
-            decision: &p.meta.decision,
-            summary: p.meta.summary.as_deref(),
+            state: &r.header.state,
+            decision: &r.header.decision,
+            summary: r.header.summary.as_deref(),
             files: e.files.len(),
         })
         .collect();

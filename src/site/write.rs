@@ -125,14 +125,14 @@ impl Site<'_> {
             sums.insert(rel.to_string(), sha);
             Ok(())
         };
-        write(layout::MANIFEST_PAGE, &self.manifest_page(i)?)?;
+        write(layout::MANIFEST_PAGE, &self.manifest_page(i, &rendered)?)?;
         if let Some((name, bytes)) = single {
             write(&name, &bytes)?;
         }
         for f in &self.copies[i].files {
             sums.insert(f.path.clone(), f.public_sha256().to_string());
         }
-        let audit = self.audit(i, rendered.blocks, rendered.ledger)?;
+        let audit = self.audit(i, rendered.blocks, rendered.ledger, rendered.checks)?;
         let (sha, _) = sink.write(&format!("{id}/{}", layout::AUDIT), &audit)?;
         sums.insert(layout::AUDIT.to_string(), sha);
         let sums_file = format!("{id}/{}", layout::SUMS);
@@ -205,7 +205,7 @@ impl Site<'_> {
     }
 
     /// The context the manifest page and the single file share.
-    fn files_context(&self, i: usize, title: &str, current: &str) -> tera::Context {
+    fn files_context(&self, i: usize, r: &Rendered, title: &str, current: &str) -> tera::Context {
         let e = &self.evidences[i];
         let copied = self.copies[i].evidence_files();
         let redacted: usize = copied
@@ -214,6 +214,7 @@ impl Site<'_> {
             .sum();
         let mut ctx = base_context(
             &self.publics[i],
+            &r.header,
             current,
             title,
             self.theme,
@@ -241,8 +242,8 @@ impl Site<'_> {
         })
     }
 
-    fn manifest_page(&self, i: usize) -> Result<Vec<u8>> {
-        let mut ctx = self.files_context(i, "Manifest", layout::MANIFEST_PAGE);
+    fn manifest_page(&self, i: usize, r: &Rendered) -> Result<Vec<u8>> {
+        let mut ctx = self.files_context(i, r, "Manifest", layout::MANIFEST_PAGE);
         // Rows are rendered in chunks on every core: a campaign may list
         // tens of thousands of files.
         let rows = self.manifest_rows(i);
@@ -287,7 +288,7 @@ impl Site<'_> {
         };
         let linker = crate::single::Linker::new(&rendered.pages, &listed);
         let sections = linker.sections(&rendered.pages, &images);
-        let mut ctx = self.files_context(i, "Offline copy", "");
+        let mut ctx = self.files_context(i, rendered, "Offline copy", "");
         ctx.insert("files", &rows);
         ctx.insert("css", self.theme.css_text());
         ctx.insert("sections", &sections);

@@ -59,11 +59,22 @@ fn format_doc_examples_build() {
         "+33.0%",
         "+36.95",
         "1.330x",
+        // references in campaign.json, a caption, a keyvalue value
+        "<dd>Completed with 2 retained failures</dd>",
+        "(3 cells)</figcaption>",
+        "<td>3 per cell and arm</td>",
     ] {
         assert!(main.contains(want), "doc example output lacks {want}");
     }
     let details = read(&out.join("demo-decode/details.html"));
     assert!(details.contains("Routed 380K needle") && details.contains("artifacts/run.log"));
+    assert!(details.contains("Routed contexts stay below 131,072 tokens"));
+    let audit = read(&out.join("demo-decode/audit.json"));
+    assert_eq!(
+        audit.matches("\"holds\": true").count(),
+        4,
+        "the doc's checks"
+    );
 }
 
 #[test]

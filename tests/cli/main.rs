@@ -18,6 +18,7 @@ mod new_user;
 mod pipe;
 mod reader;
 mod redact;
+mod references;
 mod scale;
 mod script;
 mod serve;
