@@ -82,16 +82,7 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     if out.exists() {
         crate::fsx::remove_dir_all(&out)?;
     }
-    let build_opts = BuildOptions {
-        root: opts.root.clone(),
-        out: out.clone(),
-        theme: opts.theme.clone(),
-        preview: true,
-        single_file: false,
-        // The preview is never published: no commitments.
-        key: None,
-        expect: Vec::new(),
-    };
+    let build_opts = preview_build(opts, &out);
     // The first build must work: there is nothing to fall back on.
     let started = Instant::now();
     // Between rebuilds, unchanged files keep their hashes and unchanged
@@ -116,6 +107,46 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     // Watch before announcing the address: an edit made as soon as the
     // server says it is up must not be missed.
     let (tx, rx) = mpsc::channel();
+    let _watcher = watch(opts, tx)?;
+    let (server, port) = bind(opts.bind, opts.port)?;
+    announce(opts, port, &out);
+    start_threads(server, opts.bind, port, &shared);
+
+    loop {
+        let Ok(paths) = rx.recv() else {
+            anyhow::bail!("the file watcher stopped");
+        };
+        let mut relevant = paths.iter().any(|p| counts(p));
+        // What arrived while the last build ran is one more edit, not many.
+        while let Ok(paths) = rx.try_recv() {
+            relevant |= paths.iter().any(|p| counts(p));
+        }
+        if relevant {
+            rebuild(&build_opts, &mut cache, &shared, &redactor);
+        }
+    }
+}
+
+/// The build the preview runs: into its own folder, never published.
+fn preview_build(opts: &ServeOptions, out: &Path) -> BuildOptions {
+    BuildOptions {
+        root: opts.root.clone(),
+        out: out.to_path_buf(),
+        theme: opts.theme.clone(),
+        preview: true,
+        single_file: false,
+        // The preview is never published: no commitments.
+        key: None,
+        expect: Vec::new(),
+    }
+}
+
+/// Watch the campaigns (and the theme) and send each settled batch of
+/// changed paths; the watcher stops when the returned value is dropped.
+fn watch(
+    opts: &ServeOptions,
+    tx: mpsc::Sender<Vec<PathBuf>>,
+) -> Result<notify_debouncer_full::Debouncer<notify::RecommendedWatcher, NoCache>> {
     let root = opts.root.clone();
     let mut watcher = notify_debouncer_full::new_debouncer_opt::<_, notify::RecommendedWatcher, _>(
         QUIET,
@@ -150,8 +181,11 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
             .watch(theme, RecursiveMode::Recursive)
             .with_context(|| format!("cannot watch `{}`", theme.display()))?;
     }
+    Ok(watcher)
+}
 
-    let (server, port) = bind(opts.bind, opts.port)?;
+/// Say where the preview is (and warn when other machines can reach it).
+fn announce(opts: &ServeOptions, port: u16, out: &Path) {
     let url = match opts.bind {
         IpAddr::V6(a) => format!("http://[{a}]:{port}/"),
         IpAddr::V4(a) => format!("http://{a}:{port}/"),
@@ -168,53 +202,49 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
     if opts.open {
         open_browser(&url);
     }
+}
 
-    // The threads are fixed in number whatever the clients do: one
-    // gathering request heads, the workers answering them (see `net`), and
-    // one writing every reload stream.
-    let hosts: Arc<[String]> = http::allowed_hosts(opts.bind, port).into();
+/// The threads are fixed in number whatever the clients do: one gathering
+/// request heads, the workers answering them (see `net`), and one writing
+/// every reload stream.
+fn start_threads(server: TcpListener, bind: IpAddr, port: u16, shared: &Arc<Shared>) {
+    let hosts: Arc<[String]> = http::allowed_hosts(bind, port).into();
     let streams = Arc::new(http::Streams::default());
     {
-        let (shared, streams) = (Arc::clone(&shared), Arc::clone(&streams));
+        let (shared, streams) = (Arc::clone(shared), Arc::clone(&streams));
         net::start(server, move |req| {
             http::handle(req, &shared, &hosts, &streams)
         });
     }
-    {
-        let (shared, streams) = (Arc::clone(&shared), Arc::clone(&streams));
-        std::thread::spawn(move || streams.broadcast(&shared));
-    }
+    let shared = Arc::clone(shared);
+    std::thread::spawn(move || streams.broadcast(&shared));
+}
 
-    loop {
-        let Ok(paths) = rx.recv() else {
-            anyhow::bail!("the file watcher stopped");
-        };
-        let mut relevant = paths.iter().any(|p| counts(p));
-        // What arrived while the last build ran is one more edit, not many.
-        while let Ok(paths) = rx.try_recv() {
-            relevant |= paths.iter().any(|p| counts(p));
+/// Build again after an edit; a failed build keeps the last good site
+/// served and shows its error, redacted, in the overlay.
+fn rebuild(
+    build_opts: &BuildOptions,
+    cache: &mut site::BuildCache,
+    shared: &Shared,
+    redactor: &crate::redact::Redactor,
+) {
+    let started = Instant::now();
+    cache.rendered = 0;
+    match site::build_with(build_opts, Some(cache)) {
+        Ok(report) => {
+            report_build(&report, started.elapsed());
+            println!("  ({} rendered, the others reused)", cache.rendered);
+            shared.update(|s| {
+                s.error = None;
+                s.unverified = redacted(redactor, &report.unverified);
+            });
         }
-        if !relevant {
-            continue;
-        }
-        let started = Instant::now();
-        cache.rendered = 0;
-        match site::build_with(&build_opts, Some(&mut cache)) {
-            Ok(report) => {
-                report_build(&report, started.elapsed());
-                println!("  ({} rendered, the others reused)", cache.rendered);
-                shared.update(|s| {
-                    s.error = None;
-                    s.unverified = redacted(&redactor, &report.unverified);
-                });
-            }
-            Err(err) => {
-                let text = crate::error::describe(&err);
-                eprintln!("{text}");
-                eprintln!("(still serving the last good build)");
-                let shown = redactor.redact(&text).into_owned();
-                shared.update(|s| s.error = Some(shown));
-            }
+        Err(err) => {
+            let text = crate::error::describe(&err);
+            eprintln!("{text}");
+            eprintln!("(still serving the last good build)");
+            let shown = redactor.redact(&text).into_owned();
+            shared.update(|s| s.error = Some(shown));
         }
     }
 }
