@@ -32,6 +32,10 @@ pub struct Meta {
     /// as copies of what they point to; any other symlink is refused.
     #[serde(default)]
     pub symlinks: Vec<String>,
+    /// A typed figure that matches no data fails the build, as with
+    /// `exhibit build --strict`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

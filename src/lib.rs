@@ -22,6 +22,7 @@
 pub mod blocks;
 pub mod campaign;
 pub mod cli;
+mod claims;
 pub mod commit;
 pub mod copies;
 pub mod data;

@@ -88,6 +88,12 @@ impl Renderer<'_> {
         };
         self.html.push_str(&rendered.html);
         self.html.push('\n');
+        if let Some(source) = &rendered.source {
+            let (line, _) = crate::error::line_col(self.text, at);
+            let at = format!("{kind} at {}:{line}", self.store.public.name(self.file));
+            let computed = crate::claims::computed(&block, source, &at);
+            self.figures.computed.extend(computed);
+        }
         self.blocks.push(BlockRecord {
             page: self.file.to_string(),
             line: crate::error::line_col(self.text, at).0,
@@ -101,7 +107,7 @@ impl Renderer<'_> {
     }
 
     /// `FILE#EXPR[:FORMAT]` into a `<span>` holding the formatted value.
-    pub(super) fn inline_ref(&self, spec: &str, at: usize) -> Result<String> {
+    pub(super) fn inline_ref(&mut self, spec: &str, at: usize) -> Result<String> {
         let bad = |m: String| self.err(at, format!("reference `={spec}`: {m}"));
         let (file, rest) = spec
             .split_once('#')
@@ -114,6 +120,11 @@ impl Renderer<'_> {
         let value = slot
             .render(&source.doc)
             .map_err(|e| bad(format!("{e} in `{}`", source.path)))?;
+        if let Some(value) = value.number() {
+            let source = format!("={spec}");
+            self.figures.computed.push(crate::claims::Known { value, source });
+        }
+        self.figures.sources.push(source.path.clone());
         Ok(format!(
             "<span class=\"ref\" title=\"{} · sha256 {}\">{}</span>",
             escape(&source.public),

@@ -91,6 +91,7 @@ pub fn serve(opts: &ServeOptions) -> Result<()> {
         // The preview is never published: no commitments.
         key: None,
         expect: Vec::new(),
+        strict: false,
     };
     // The first build must work: there is nothing to fall back on.
     let started = Instant::now();

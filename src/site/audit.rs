@@ -21,6 +21,8 @@ struct Audit<'a> {
     files: Vec<AuditFile>,
     blocks: Vec<BlockRecord>,
     ledger: Vec<LedgerEntry>,
+    /// Every number typed in the pages and the value it matched.
+    figures: Vec<crate::claims::Record>,
 }
 
 #[derive(Serialize)]
@@ -65,6 +67,7 @@ impl Site<'_> {
         i: usize,
         blocks: Vec<BlockRecord>,
         ledger: Vec<LedgerEntry>,
+        figures: Vec<crate::claims::Record>,
     ) -> Result<Vec<u8>> {
         let audit = Audit {
             generator: GENERATOR,
@@ -73,6 +76,7 @@ impl Site<'_> {
             files: self.audit_files(i),
             blocks,
             ledger,
+            figures,
         };
         let mut text = serde_json::to_string_pretty(&audit)?;
         text.push('\n');

@@ -46,6 +46,8 @@ pub struct BuildOptions {
     pub key: Option<crate::commit::Key>,
     /// Manifest hashes the campaigns must have (`build --expect`).
     pub expect: Vec<crate::verify::Pin>,
+    /// A typed figure that matches no data fails the build (`--strict`).
+    pub strict: bool,
 }
 
 #[derive(Debug)]
@@ -198,6 +200,7 @@ impl Stages<'_> {
             single_file: self.opts.single_file,
             sink: self.sink,
             redactor,
+            strict: self.opts.strict,
         };
         let campaigns = self.loaded.campaigns.iter();
         let campaigns = campaigns

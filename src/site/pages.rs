@@ -61,6 +61,8 @@ pub(super) struct Rendered {
     pub emitted: Vec<Emitted>,
     pub blocks: Vec<BlockRecord>,
     pub ledger: Vec<LedgerEntry>,
+    /// The typed figures of the pages and what each matched.
+    pub figures: Vec<crate::claims::Record>,
     /// The rendered pages, kept only for the single file.
     pub pages: Vec<Page>,
     /// Pages rendered afresh (the others came from the cache).
@@ -83,6 +85,8 @@ pub(super) struct Target<'a> {
     pub single_file: bool,
     pub sink: &'a Sink<'a>,
     pub redactor: &'a Redactor,
+    /// `--strict`: a typed figure that matches no data fails the build.
+    pub strict: bool,
 }
 
 impl Target<'_> {
@@ -92,7 +96,7 @@ impl Target<'_> {
         campaign: &Campaign,
         mut cache: Option<&mut PageCache>,
     ) -> Result<Rendered> {
-        let (pages, fingerprints, fresh) = self.pages(campaign, cache.as_deref())?;
+        let (pages, fingerprints, fresh, sources) = self.pages(campaign, cache.as_deref())?;
         if let Some(cache) = cache.as_deref_mut() {
             for (i, (page, fingerprint)) in pages.iter().zip(&fingerprints).enumerate() {
                 let rendering = Rendering {
@@ -103,6 +107,7 @@ impl Target<'_> {
             }
         }
         page::check_anchors(&pages)?;
+        let figures = self.check_figures(campaign, &pages, &sources)?;
         let mut emitted = self.write_pages(campaign, &pages, &fingerprints, cache)?;
         let ledger = ledger(&pages);
         emitted.push(self.ledger_page(campaign.p, &ledger)?);
@@ -110,6 +115,7 @@ impl Target<'_> {
             emitted,
             blocks: pages.iter().flat_map(|p| p.blocks.clone()).collect(),
             ledger,
+            figures,
             pages: if self.single_file {
                 pages.iter().map(|p| Page::clone(p)).collect()
             } else {
@@ -127,7 +133,7 @@ impl Target<'_> {
         &self,
         campaign: &Campaign,
         cache: Option<&PageCache>,
-    ) -> Result<(Vec<Arc<Page>>, Vec<String>, usize)> {
+    ) -> Result<RenderedPages> {
         let Campaign { c, e, p, k } = *campaign;
         let r = self.redactor;
         let shared = shared_inputs(c, e, r);
@@ -144,7 +150,7 @@ impl Target<'_> {
             }
         };
         let numbered = r.snapshot();
-        let store = DataStore::new(e, r, p, k);
+        let mut store = DataStore::new(e, r, p, k);
         let count = c.meta.pages.len();
         let mut fresh: Vec<Result<_>> = (0..count)
             .into_par_iter()
@@ -156,14 +162,35 @@ impl Target<'_> {
             // number such values in page order, not in the order threads
             // happened to reach them, with data read afresh.
             r.restore(numbered);
-            let store = DataStore::new(e, r, p, k);
+            store = DataStore::new(e, r, p, k);
             fresh = (0..count).map(|i| render(&store, i)).collect();
         }
         // The first failing page in order, whatever thread finished first.
         let fresh: Vec<(String, Arc<Page>, bool)> = fresh.into_iter().collect::<Result<_>>()?;
         let rendered = fresh.iter().filter(|(_, _, new)| *new).count();
-        let (fingerprints, pages) = fresh.into_iter().map(|(fp, page, _)| (fp, page)).unzip();
-        Ok((pages, fingerprints, rendered))
+        let (fingerprints, pages): (_, Vec<Arc<Page>>) =
+            fresh.into_iter().map(|(fp, page, _)| (fp, page)).unzip();
+        let sources = data_read(&store, &pages);
+        Ok((pages, fingerprints, rendered, sources))
+    }
+
+    /// The pages' typed figures matched against the data they read and
+    /// the values they computed ([`crate::claims::check`]).
+    fn check_figures(
+        &self,
+        campaign: &Campaign,
+        pages: &[Arc<Page>],
+        sources: &[Arc<crate::data::Source>],
+    ) -> Result<Vec<crate::claims::Record>> {
+        let checked: Vec<_> = pages
+            .iter()
+            .map(|pg| crate::claims::Checked {
+                page: campaign.p.name(&pg.file),
+                figures: &pg.figures,
+            })
+            .collect();
+        let strict = self.strict || campaign.c.meta.strict;
+        crate::claims::check(&campaign.c.dir, &checked, sources, strict)
     }
 
     /// Each page and its downloads: templated, written and scanned at
@@ -261,6 +288,34 @@ impl Target<'_> {
         let det = &self.redactor.detector;
         emit(self.sink, &p.meta.id, layout::LEDGER_PAGE, &bytes, det)
     }
+}
+
+/// The pages, their fingerprints, how many were rendered afresh, and the
+/// data they read.
+type RenderedPages = (
+    Vec<Arc<Page>>,
+    Vec<String>,
+    usize,
+    Vec<Arc<crate::data::Source>>,
+);
+
+/// Every data file the pages read: those loaded while rendering, and
+/// those of pages taken from the cache (loaded again only when some page
+/// has a typed figure to check against them).
+fn data_read(store: &DataStore, pages: &[Arc<Page>]) -> Vec<Arc<crate::data::Source>> {
+    if pages.iter().all(|p| p.figures.typed.is_empty()) {
+        return Vec::new();
+    }
+    let named = pages.iter().flat_map(|p| {
+        let blocks = p.blocks.iter().filter_map(|b| b.source.as_deref());
+        blocks.chain(p.figures.sources.iter().map(String::as_str))
+    });
+    for path in named {
+        // Already loaded when the page was rendered here; a failure was
+        // reported then.
+        let _ = store.load(path);
+    }
+    store.loaded()
 }
 
 fn key(campaign: &Campaign, i: usize) -> PageKey {
