@@ -21,8 +21,8 @@
 
 pub mod blocks;
 pub mod campaign;
-pub mod cli;
 mod claims;
+pub mod cli;
 pub mod commit;
 pub mod copies;
 pub mod data;

@@ -85,8 +85,7 @@ fn number() -> &'static Regex {
 /// A unit written against its number (`12ms`, `1.5x`): the number is still
 /// a figure. Any other letter makes it part of a name (`4K`, `H100`).
 const UNITS: &[&str] = &[
-    "x", "ms", "s", "us", "µs", "ns", "GB", "MB", "KB", "kB", "TB", "GiB", "MiB", "KiB", "TiB",
-    "W",
+    "x", "ms", "s", "us", "µs", "ns", "GB", "MB", "KB", "kB", "TB", "GiB", "MiB", "KiB", "TiB", "W",
 ];
 
 /// The figures typed in `s`, a run of a page's source starting at byte
@@ -123,7 +122,9 @@ pub(crate) fn figures(page: &str, s: &str, base: usize, heading: bool) -> Vec<Fi
             // Inside a name (`GLM-5.3`, `x86_64`) or an escape.
             continue;
         }
-        if !ends_cleanly(after) || after.starts_with(',') && after[1..].starts_with(char::is_numeric) {
+        if !ends_cleanly(after)
+            || after.starts_with(',') && after[1..].starts_with(char::is_numeric)
+        {
             continue;
         }
         let digits: String = num.as_str().chars().filter(|c| *c != ',').collect();
@@ -180,7 +181,9 @@ fn range_into_percent(after: &str) -> bool {
 
 /// The white-space-delimited word of `page` around byte `offset`.
 pub(crate) fn word_at(page: &str, offset: usize) -> &str {
-    let start = page[..offset].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let start = page[..offset]
+        .rfind(char::is_whitespace)
+        .map_or(0, |i| i + 1);
     let end = page[offset..]
         .find(char::is_whitespace)
         .map_or(page.len(), |i| offset + i);
@@ -199,18 +202,30 @@ mod tests {
     use super::*;
 
     fn texts(s: &str) -> Vec<String> {
-        figures(s, s, 0, false).into_iter().map(|f| f.text).collect()
+        figures(s, s, 0, false)
+            .into_iter()
+            .map(|f| f.text)
+            .collect()
     }
 
     #[test]
     fn claims_and_not_claims() {
         assert_eq!(texts("rose by 33.0% to 149.02 tok/s"), ["33.0%", "149.02"]);
-        assert_eq!(texts("passed 128/150, 1,324 tokens"), ["128", "150", "1,324"]);
+        assert_eq!(
+            texts("passed 128/150, 1,324 tokens"),
+            ["128", "150", "1,324"]
+        );
         assert_eq!(texts("on 2026-05-14 at 14:30 UTC"), Vec::<String>::new());
         assert_eq!(texts("v1.2.3, 0.22.1 and CUDA 12.4"), Vec::<String>::new());
-        assert_eq!(texts("GLM-5.3 on an H100, x86_64, 4K"), Vec::<String>::new());
+        assert_eq!(
+            texts("GLM-5.3 on an H100, x86_64, 4K"),
+            Vec::<String>::new()
+        );
         assert_eq!(texts("a quoted [~149.02] figure"), Vec::<String>::new());
-        assert_eq!(texts("see https://x.org/1/2 and #123"), Vec::<String>::new());
+        assert_eq!(
+            texts("see https://x.org/1/2 and #123"),
+            Vec::<String>::new()
+        );
         assert_eq!(texts("-9.4% and +0.0%, 12ms"), ["-9.4%", "+0.0%", "12"]);
     }
 

@@ -146,7 +146,10 @@ pub(crate) fn computed(block: &Block, source: &Source, at: &str) -> Vec<Known> {
                 for (i, (rec, _)) in records.items.iter().enumerate() {
                     let env = Env { rec, baseline };
                     for e in &exprs {
-                        push(number(e.eval_in(&env)), format!("`{}` row {}", c.header, i + 1));
+                        push(
+                            number(e.eval_in(&env)),
+                            format!("`{}` row {}", c.header, i + 1),
+                        );
                     }
                 }
             }
@@ -156,7 +159,9 @@ pub(crate) fn computed(block: &Block, source: &Source, at: &str) -> Vec<Known> {
                 return out;
             };
             let items = c.items.iter().flat_map(|i| {
-                let texts = std::iter::once(&i.value).chain(&i.change).chain(&i.conditions);
+                let texts = std::iter::once(&i.value)
+                    .chain(&i.change)
+                    .chain(&i.conditions);
                 texts.map(move |t| (t, format!("item `{}`", i.label)))
             });
             let summary = c.summary.iter().map(|s| (s, "summary".to_string()));

@@ -122,7 +122,9 @@ impl Renderer<'_> {
             .map_err(|e| bad(format!("{e} in `{}`", source.path)))?;
         if let Some(value) = value.number() {
             let source = format!("={spec}");
-            self.figures.computed.push(crate::claims::Known { value, source });
+            self.figures
+                .computed
+                .push(crate::claims::Known { value, source });
         }
         self.figures.sources.push(source.path.clone());
         Ok(format!(

@@ -129,11 +129,7 @@ impl Target<'_> {
     /// many were rendered afresh. Pages are independent: rendered on every
     /// core, in page order, unless an earlier build rendered one from the
     /// same inputs.
-    fn pages(
-        &self,
-        campaign: &Campaign,
-        cache: Option<&PageCache>,
-    ) -> Result<RenderedPages> {
+    fn pages(&self, campaign: &Campaign, cache: Option<&PageCache>) -> Result<RenderedPages> {
         let Campaign { c, e, p, k } = *campaign;
         let r = self.redactor;
         let shared = shared_inputs(c, e, r);
@@ -170,7 +166,7 @@ impl Target<'_> {
         let rendered = fresh.iter().filter(|(_, _, new)| *new).count();
         let (fingerprints, pages): (_, Vec<Arc<Page>>) =
             fresh.into_iter().map(|(fp, page, _)| (fp, page)).unzip();
-        let sources = data_read(&store, &pages);
+        let sources = data_read(&store, e, &pages);
         Ok((pages, fingerprints, rendered, sources))
     }
 
@@ -299,10 +295,15 @@ type RenderedPages = (
     Vec<Arc<crate::data::Source>>,
 );
 
-/// Every data file the pages read: those loaded while rendering, and
-/// those of pages taken from the cache (loaded again only when some page
-/// has a typed figure to check against them).
-fn data_read(store: &DataStore, pages: &[Arc<Page>]) -> Vec<Arc<crate::data::Source>> {
+/// The campaign's data, for typed figures to be checked against: every
+/// file the pages read (loaded while rendering, or again for pages taken
+/// from the cache) and every file under `data/`. Read only when some page
+/// has a typed figure.
+fn data_read(
+    store: &DataStore,
+    e: &Evidence,
+    pages: &[Arc<Page>],
+) -> Vec<Arc<crate::data::Source>> {
     if pages.iter().all(|p| p.figures.typed.is_empty()) {
         return Vec::new();
     }
@@ -310,9 +311,12 @@ fn data_read(store: &DataStore, pages: &[Arc<Page>]) -> Vec<Arc<crate::data::Sou
         let blocks = p.blocks.iter().filter_map(|b| b.source.as_deref());
         blocks.chain(p.figures.sources.iter().map(String::as_str))
     });
+    let data = e.files.iter().map(|f| f.path.as_str());
+    let named = named.chain(data.filter(|f| f.starts_with("data/")));
     for path in named {
-        // Already loaded when the page was rendered here; a failure was
-        // reported then.
+        // A page's source was loaded (or its failure reported) as it was
+        // rendered; a file under data/ in no format exhibit reads is not
+        // data.
         let _ = store.load(path);
     }
     store.loaded()
