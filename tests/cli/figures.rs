@@ -331,3 +331,34 @@ fn a_changed_data_value_changes_its_figures_and_strict_names_every_quote() {
         assert!(err.contains(&at), "{at} not reported in {err}");
     }
 }
+
+#[test]
+fn the_format_doc_figures_example_passes_strict() {
+    // FORMAT.md's typed-figures page with the data it reads, built alone
+    // under --strict: every figure matches, the quoted one is marked.
+    let doc = super::format_doc::doc_campaign();
+    let page = read(&doc.join("figures.md"));
+    let dir = scratch("figures-doc").join("figs");
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::copy(doc.join("data/cells.json"), dir.join("data/cells.json")).unwrap();
+    std::fs::write(dir.join("index.md"), &page).unwrap();
+    std::fs::write(
+        dir.join("campaign.json"),
+        r#"{ "id": "figs", "title": "Figures", "date": "2026-10-01", "state": "Done",
+  "scope": "Doc", "decision": "None", "strict": true }"#,
+    )
+    .unwrap();
+    seal(&dir);
+    let o = build(&dir, &site(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(warnings(&o), Vec::<String>::new());
+    let figures = audit_figures(&dir, "figs");
+    let texts: Vec<&str> = figures
+        .iter()
+        .map(|f| f["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["112.07", "149.02", "37", "3", "+33.0%"]);
+    assert!(figures.iter().all(|f| f["matched"].is_number()));
+    let html = read(&site(&dir).join("figs/index.html"));
+    assert!(html.contains("quotes 165 tok/s"));
+}
