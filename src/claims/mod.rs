@@ -14,7 +14,7 @@ mod extract;
 mod values;
 
 pub(crate) use extract::{figures, unmark, word_at, Figure};
-pub(crate) use values::{computed, Index, Known};
+pub(crate) use values::{captions, computed, Index, Known};
 
 use crate::data::Source;
 use crate::error::EvidenceFailed;

@@ -176,6 +176,20 @@ pub(crate) fn computed(block: &Block, source: &Source, at: &str) -> Vec<Known> {
     out
 }
 
+/// The captions and titles a block shows as typed (its templates are
+/// read by [`computed`]; their figures come from the data).
+pub(crate) fn captions(block: &Block) -> Vec<&str> {
+    let (a, b) = match block {
+        Block::Card(c) => (c.title.as_deref(), None),
+        Block::Table(t) => (t.caption.as_deref(), None),
+        Block::KeyValue(k) => (k.caption.as_deref(), None),
+        Block::Chart(c) => (Some(c.title.as_str()), c.caption.as_deref()),
+        Block::Ledger(l) => (l.title.as_deref(), None),
+        Block::Manifest(_) => (None, None),
+    };
+    a.into_iter().chain(b).collect()
+}
+
 /// The expressions a computed table column evaluates.
 fn column_exprs(
     value: &Option<String>,

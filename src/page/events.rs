@@ -164,7 +164,7 @@ impl<'a> Renderer<'a> {
     /// The figures typed in the text event at `range` (`heading`: it opens
     /// a heading). A figure inside what may be a private value is left
     /// out: audit.json lists figures as written.
-    fn typed_figures(&mut self, range: Range<usize>, heading: bool) {
+    pub(super) fn typed_figures(&mut self, range: Range<usize>, heading: bool) {
         let det = &self.store.redactor.detector;
         let src = &self.text[range.clone()];
         for f in crate::claims::figures(self.text, src, range.start, heading) {

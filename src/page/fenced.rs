@@ -88,6 +88,7 @@ impl Renderer<'_> {
         };
         self.html.push_str(&rendered.html);
         self.html.push('\n');
+        self.caption_figures(&block, body_start);
         if let Some(source) = &rendered.source {
             let (line, _) = crate::error::line_col(self.text, at);
             let at = format!("{kind} at {}:{line}", self.store.public.name(self.file));
@@ -104,6 +105,24 @@ impl Renderer<'_> {
         self.ledger.extend(rendered.ledger);
         self.downloads.extend(rendered.downloads);
         Ok(())
+    }
+
+    /// The figures typed in a block's captions and titles, found where the
+    /// body spells them (a caption with JSON escapes is not looked into).
+    fn caption_figures(&mut self, block: &Block, body_start: usize) {
+        let body_end = self.text[body_start..]
+            .find("\n```")
+            .map_or(self.text.len(), |i| body_start + i);
+        for text in crate::claims::captions(block) {
+            let Ok(spelled) = serde_json::to_string(text) else {
+                continue;
+            };
+            let Some(i) = self.text[body_start..body_end].find(&spelled) else {
+                continue;
+            };
+            let start = body_start + i + 1;
+            self.typed_figures(start..start + text.len(), false);
+        }
     }
 
     /// `FILE#EXPR[:FORMAT]` into a `<span>` holding the formatted value.

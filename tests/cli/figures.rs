@@ -362,3 +362,19 @@ fn the_format_doc_figures_example_passes_strict() {
     let html = read(&site(&dir).join("figs/index.html"));
     assert!(html.contains("quotes 165 tok/s"));
 }
+
+#[test]
+fn a_caption_figure_is_checked_at_its_place_in_the_block() {
+    let table = TABLE.replace(
+        r#""caption": "Decode""#,
+        r#""caption": "Decode of 129 cases""#,
+    );
+    let dir = campaign(&format!("## Results\n{table}"), "");
+    let o = build(&dir, &site(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let expected = format!(
+        "warning: {}:6:26: typed figure `129` matches no value of the data (nearest: 128, data/r.json#/cells/0/passed)",
+        dir.join("index.md").display()
+    );
+    assert_eq!(warnings(&o), [expected]);
+}
