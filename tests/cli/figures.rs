@@ -373,7 +373,7 @@ fn a_caption_figure_is_checked_at_its_place_in_the_block() {
     let o = build(&dir, &site(&dir));
     assert!(o.status.success(), "{}", stderr(&o));
     let expected = format!(
-        "warning: {}:6:26: typed figure `129` matches no value of the data (nearest: 128, data/r.json#/cells/0/passed)",
+        "warning: {}:5:25: typed figure `129` matches no value of the data (nearest: 128, data/r.json#/cells/0/passed)",
         dir.join("index.md").display()
     );
     assert_eq!(warnings(&o), [expected]);
