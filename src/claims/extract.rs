@@ -7,26 +7,21 @@ use regex::Regex;
 use std::sync::OnceLock;
 
 /// A number typed in a page, as written.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Figure {
     /// Byte offset in the page.
-    #[serde(skip)]
     pub offset: usize,
     pub line: usize,
     pub col: usize,
     /// The figure as written (`+33.0%`, `1,324`).
     pub text: String,
     /// Its digits as an integer at its precision: `149.02` is 14902.
-    #[serde(skip)]
     pub scaled: u64,
     /// Digits after the decimal point.
-    #[serde(skip)]
     pub decimals: u32,
     /// Written with `%` (or the first end of a `20.5–26.4%` range).
-    #[serde(skip)]
     pub percent: bool,
     /// `+`, `-` or none: a signed figure matches only values of its sign.
-    #[serde(skip)]
     pub sign: Option<char>,
 }
 
