@@ -174,6 +174,15 @@ fn range_into_percent(after: &str) -> bool {
     re.is_match(after)
 }
 
+/// A template's text with its `{…}` placeholders blanked (offsets kept),
+/// so only what was typed around them is looked into.
+pub(crate) fn typed_text(template: &str) -> String {
+    static SLOT: OnceLock<Regex> = OnceLock::new();
+    let re = SLOT.get_or_init(|| Regex::new(r"\{[^{}]*\}").expect("valid slot pattern"));
+    re.replace_all(template, |c: &regex::Captures| " ".repeat(c[0].len()))
+        .into_owned()
+}
+
 /// The white-space-delimited word of `page` around byte `offset`.
 pub(crate) fn word_at(page: &str, offset: usize) -> &str {
     let start = page[..offset]

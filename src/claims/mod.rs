@@ -13,7 +13,7 @@
 mod extract;
 mod values;
 
-pub(crate) use extract::{figures, unmark, word_at, Figure};
+pub(crate) use extract::{figures, typed_text, unmark, word_at, Figure};
 pub(crate) use values::{captions, computed, Index, Known};
 
 use crate::data::Source;

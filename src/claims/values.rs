@@ -62,7 +62,11 @@ impl Index {
     pub fn nearest(&self, f: &Figure) -> Option<&Known> {
         let m = f.magnitude();
         let i = self.values.partition_point(|k| k.value.abs() < m);
-        let below = i.checked_sub(1).and_then(|j| self.values.get(j));
+        // Of equal values, the first in source order (data before pages).
+        let below = i.checked_sub(1).map(|j| {
+            let v = self.values[j].value.abs();
+            &self.values[self.values.partition_point(|k| k.value.abs() < v)]
+        });
         match (below, self.values.get(i)) {
             (Some(a), Some(b)) if m - a.value.abs() <= b.value.abs() - m => Some(a),
             (_, Some(b)) => Some(b),
@@ -176,11 +180,19 @@ pub(crate) fn computed(block: &Block, source: &Source, at: &str) -> Vec<Known> {
     out
 }
 
-/// The captions and titles a block shows as typed (its templates are
-/// read by [`computed`]; their figures come from the data).
+/// The text a block shows as typed: captions, titles, a card's labels
+/// and the text of its templates (whose placeholders
+/// [`crate::claims::typed_text`] leaves out: [`computed`] reads them).
 pub(crate) fn captions(block: &Block) -> Vec<&str> {
     let (a, b) = match block {
-        Block::Card(c) => (c.title.as_deref(), None),
+        Block::Card(c) => {
+            let items = c.items.iter().flat_map(|i| {
+                let texts = [Some(&i.label), Some(&i.value), i.change.as_ref()];
+                texts.into_iter().flatten().chain(&i.conditions)
+            });
+            let texts = c.title.iter().chain(&c.summary).chain(items);
+            return texts.map(String::as_str).collect();
+        }
         Block::Table(t) => (t.caption.as_deref(), None),
         Block::KeyValue(k) => (k.caption.as_deref(), None),
         Block::Chart(c) => (Some(c.title.as_str()), c.caption.as_deref()),

@@ -164,10 +164,15 @@ impl<'a> Renderer<'a> {
     /// The figures typed in the text event at `range` (`heading`: it opens
     /// a heading). A figure inside what may be a private value is left
     /// out: audit.json lists figures as written.
-    pub(super) fn typed_figures(&mut self, range: Range<usize>, heading: bool) {
-        let det = &self.store.redactor.detector;
+    fn typed_figures(&mut self, range: Range<usize>, heading: bool) {
         let src = &self.text[range.clone()];
-        for f in crate::claims::figures(self.text, src, range.start, heading) {
+        let figures = crate::claims::figures(self.text, src, range.start, heading);
+        self.keep_figures(figures);
+    }
+
+    pub(super) fn keep_figures(&mut self, figures: Vec<crate::claims::Figure>) {
+        let det = &self.store.redactor.detector;
+        for f in figures {
             let word = crate::claims::word_at(self.text, f.offset);
             if !det.any_candidate_in([word]) {
                 self.figures.typed.push(f);

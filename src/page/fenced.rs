@@ -107,8 +107,9 @@ impl Renderer<'_> {
         Ok(())
     }
 
-    /// The figures typed in a block's captions and titles, found where the
-    /// body spells them (a caption with JSON escapes is not looked into).
+    /// The figures typed in a block's captions, titles and card text,
+    /// found where the body spells them (a string with JSON escapes is not
+    /// looked into).
     fn caption_figures(&mut self, block: &Block, body_start: usize) {
         let body_end = self.text[body_start..]
             .find("\n```")
@@ -121,7 +122,9 @@ impl Renderer<'_> {
                 continue;
             };
             let start = body_start + i + 1;
-            self.typed_figures(start..start + text.len(), false);
+            let typed = crate::claims::typed_text(&self.text[start..start + text.len()]);
+            let figures = crate::claims::figures(self.text, &typed, start, false);
+            self.keep_figures(figures);
         }
     }
 

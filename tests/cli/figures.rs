@@ -378,3 +378,30 @@ fn a_caption_figure_is_checked_at_its_place_in_the_block() {
     );
     assert_eq!(warnings(&o), [expected]);
 }
+
+#[test]
+fn card_text_is_checked_around_its_placeholders() {
+    let card = r#"
+```exhibit card
+{
+  "source": "data/r.json",
+  "items": [
+    { "label": "Passed", "value": "{/cells/0/passed} of 151 cases", "conditions": "of {/cells/0/total}, 150 planned" }
+  ]
+}
+```
+"#;
+    let dir = campaign(&format!("## Results\n{card}"), "");
+    let o = build(&dir, &site(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let expected = format!(
+        "warning: {}:7:57: typed figure `151` matches no value of the data (nearest: 150, data/r.json#/cells/0/total)",
+        dir.join("index.md").display()
+    );
+    assert_eq!(warnings(&o), [expected]);
+    let texts: Vec<_> = audit_figures(&dir, "figs")
+        .iter()
+        .map(|f| f["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(texts, ["151", "150"]);
+}
