@@ -363,6 +363,14 @@ fn the_format_doc_figures_example_passes_strict() {
     assert!(html.contains("quotes 165 tok/s"));
 }
 
+/// Build `dir` (exit 0): stderr warns once, at index.md:`rest`.
+fn only_warning(dir: &Path, rest: &str) {
+    let o = build(dir, &site(dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let expected = format!("warning: {}:{rest}", dir.join("index.md").display());
+    assert_eq!(warnings(&o), [expected]);
+}
+
 #[test]
 fn a_caption_figure_is_checked_at_its_place_in_the_block() {
     let table = TABLE.replace(
@@ -370,13 +378,7 @@ fn a_caption_figure_is_checked_at_its_place_in_the_block() {
         r#""caption": "Decode of 129 cases""#,
     );
     let dir = campaign(&format!("## Results\n{table}"), "");
-    let o = build(&dir, &site(&dir));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let expected = format!(
-        "warning: {}:5:25: typed figure `129` matches no value of the data (nearest: 128, data/r.json#/cells/0/passed)",
-        dir.join("index.md").display()
-    );
-    assert_eq!(warnings(&o), [expected]);
+    only_warning(&dir, "5:25: typed figure `129` matches no value of the data (nearest: 128, data/r.json#/cells/0/passed)");
 }
 
 #[test]
@@ -392,13 +394,7 @@ fn card_text_is_checked_around_its_placeholders() {
 ```
 "#;
     let dir = campaign(&format!("## Results\n{card}"), "");
-    let o = build(&dir, &site(&dir));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let expected = format!(
-        "warning: {}:7:57: typed figure `151` matches no value of the data (nearest: 150, data/r.json#/cells/0/total)",
-        dir.join("index.md").display()
-    );
-    assert_eq!(warnings(&o), [expected]);
+    only_warning(&dir, "7:57: typed figure `151` matches no value of the data (nearest: 150, data/r.json#/cells/0/total)");
     let texts: Vec<_> = audit_figures(&dir, "figs")
         .iter()
         .map(|f| f["text"].as_str().unwrap().to_string())
