@@ -56,17 +56,27 @@ pub(crate) struct Checked<'a> {
     pub figures: &'a PageFigures,
 }
 
+/// A campaign's unmatched figures, reported once the site passed the
+/// rescan (so no message quotes a figure from a page that is refused for
+/// a private value).
+#[derive(Debug, Default)]
+pub struct Unmatched {
+    /// `PATH:LINE:COL: typed figure ...`, in page order.
+    pub(crate) lines: Vec<String>,
+    pub(crate) strict: bool,
+}
+
 /// Match every page's typed figures against `sources` and the pages'
-/// computed values. Unmatched figures are printed as warnings, or with
-/// `strict` make the build fail (exit 1) naming each at `dir/page:line:col`.
+/// computed values: the audit records, and the figures that matched
+/// nothing, named at `dir/page:line:col`.
 pub(crate) fn check(
     dir: &Path,
     pages: &[Checked],
     sources: &[Arc<Source>],
     strict: bool,
-) -> anyhow::Result<Vec<Record>> {
+) -> (Vec<Record>, Unmatched) {
     if pages.iter().all(|p| p.figures.typed.is_empty()) {
-        return Ok(Vec::new());
+        return (Vec::new(), Unmatched::default());
     }
     let derived: Vec<Known> = pages
         .iter()
@@ -90,8 +100,24 @@ pub(crate) fn check(
             });
         }
     }
-    if strict && !unmatched.is_empty() {
-        let n = unmatched.len();
+    let unmatched = Unmatched {
+        lines: unmatched,
+        strict,
+    };
+    (records, unmatched)
+}
+
+/// Unmatched figures printed as warnings; under `strict` (a campaign's or
+/// the build's) they fail the build instead (exit 1).
+pub(crate) fn report(all: &[Unmatched]) -> anyhow::Result<()> {
+    let strict: Vec<&String> = all
+        .iter()
+        .filter(|u| u.strict)
+        .flat_map(|u| &u.lines)
+        .collect();
+    if !strict.is_empty() {
+        let n = strict.len();
+        let unmatched: Vec<&str> = strict.iter().map(|s| s.as_str()).collect();
         let report = format!(
             "{}\n{n} typed figure{} match{} no value of the data (strict): correct {}, quote the data with a reference, or mark a figure quoted from elsewhere `[~FIGURE]`",
             unmatched.join("\n"),
@@ -101,10 +127,10 @@ pub(crate) fn check(
         );
         return Err(EvidenceFailed { report }.into());
     }
-    for line in &unmatched {
+    for line in all.iter().flat_map(|u| &u.lines) {
         eprintln!("warning: {line}");
     }
-    Ok(records)
+    Ok(())
 }
 
 /// `PATH:LINE:COL: typed figure `X` matches no value of the data (nearest: V, SOURCE)`.

@@ -119,7 +119,12 @@ pub fn build_with(opts: &BuildOptions, mut cache: Option<&mut BuildCache>) -> Re
     let copied = stages.copy(&redactor)?;
     phases.mark("copy");
     let page_cache = cache.as_deref_mut().map(|c| &mut c.pages);
-    let rendered = stages.render(&redactor, &copied, page_cache)?;
+    let mut rendered = stages.render(&redactor, &copied, page_cache)?;
+    let unmatched: Vec<_> = rendered
+        .campaigns
+        .iter_mut()
+        .map(|c| std::mem::take(&mut c.unmatched))
+        .collect();
     if let Some(cache) = cache.as_deref_mut() {
         cache.rendered = rendered.campaigns.iter().map(|c| c.fresh).sum();
     }
@@ -131,6 +136,7 @@ pub fn build_with(opts: &BuildOptions, mut cache: Option<&mut BuildCache>) -> Re
     let written = stages.write(&redactor, &copied, rendered, prescanned, &mut phases);
     phases.mark("rescan");
     written?;
+    crate::claims::report(&unmatched)?;
     let published = staging.publish(sink, &opts.out);
     if let Some(cache) = cache {
         let files = published.as_ref().ok().cloned();

@@ -63,6 +63,8 @@ pub(super) struct Rendered {
     pub ledger: Vec<LedgerEntry>,
     /// The typed figures of the pages and what each matched.
     pub figures: Vec<crate::claims::Record>,
+    /// Those that matched nothing, reported after the rescan.
+    pub unmatched: crate::claims::Unmatched,
     /// The rendered pages, kept only for the single file.
     pub pages: Vec<Page>,
     /// Pages rendered afresh (the others came from the cache).
@@ -107,7 +109,7 @@ impl Target<'_> {
             }
         }
         page::check_anchors(&pages)?;
-        let figures = self.check_figures(campaign, &pages, &sources)?;
+        let (figures, unmatched) = self.check_figures(campaign, &pages, &sources);
         let mut emitted = self.write_pages(campaign, &pages, &fingerprints, cache)?;
         let ledger = ledger(&pages);
         emitted.push(self.ledger_page(campaign.p, &ledger)?);
@@ -116,6 +118,7 @@ impl Target<'_> {
             blocks: pages.iter().flat_map(|p| p.blocks.clone()).collect(),
             ledger,
             figures,
+            unmatched,
             pages: if self.single_file {
                 pages.iter().map(|p| Page::clone(p)).collect()
             } else {
@@ -177,7 +180,7 @@ impl Target<'_> {
         campaign: &Campaign,
         pages: &[Arc<Page>],
         sources: &[Arc<crate::data::Source>],
-    ) -> Result<Vec<crate::claims::Record>> {
+    ) -> (Vec<crate::claims::Record>, crate::claims::Unmatched) {
         let checked: Vec<_> = pages
             .iter()
             .map(|pg| crate::claims::Checked {
