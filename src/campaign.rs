@@ -35,6 +35,10 @@ pub struct Meta {
     /// Consistency checks that must hold on the campaign's data.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<Check>,
+    /// A typed figure that matches no data fails the build, as with
+    /// `exhibit build --strict`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
 }
 
 /// A consistency check: two values that must compare as stated, or the

@@ -41,6 +41,10 @@ pub enum Command {
         /// for each campaign of a root of several); repeatable
         #[arg(long, value_name = "[ID=]SHA256")]
         expect: Vec<crate::verify::Pin>,
+        /// A typed figure in a page that matches no value of the data fails
+        /// the build (exit 1) instead of warning
+        #[arg(long)]
+        strict: bool,
     },
     /// Check every file of a campaign (or a published site) against its manifest
     Verify {
@@ -108,6 +112,7 @@ pub fn run(cli: Cli) -> Result<()> {
             single_file,
             key_file,
             expect,
+            strict,
         } => {
             let root = default_root(root, "build")?;
             let key = crate::commit::Key::load(key_file.as_deref(), &[&root])?;
@@ -119,6 +124,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 single_file,
                 key,
                 expect,
+                strict,
             })?;
             writeln!(
                 std::io::stdout(),

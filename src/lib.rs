@@ -21,6 +21,7 @@
 
 pub mod blocks;
 pub mod campaign;
+mod claims;
 pub mod cli;
 pub mod commit;
 pub mod copies;

@@ -51,7 +51,7 @@ impl Match {
         }
     }
 
-    fn holds(&self, rec: &Value) -> bool {
+    pub(crate) fn holds(&self, rec: &Value) -> bool {
         let v = rec.pointer(&Ref::new(&self.field).0);
         let same = |want: &Value| match (v, want) {
             (Some(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),

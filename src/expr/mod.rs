@@ -410,6 +410,14 @@ impl Template {
         Ok(out)
     }
 
+    /// The placeholders, in order (the typed-figure check evaluates each).
+    pub(crate) fn slots(&self) -> impl Iterator<Item = &Slot> {
+        self.0.iter().filter_map(|p| match p {
+            Piece::Slot(s) => Some(s),
+            Piece::Text(_) => None,
+        })
+    }
+
     /// Does a placeholder read a table's baseline row?
     pub(crate) fn uses_baseline(&self) -> bool {
         self.0

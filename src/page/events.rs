@@ -67,6 +67,8 @@ impl<'a> Renderer<'a> {
         // Links we dropped, so their ends are dropped too.
         let mut link_stack: Vec<bool> = Vec::new();
         let mut table = MdTable::default();
+        // Figures in code are not claims; a heading's numbering neither.
+        let (mut in_code, mut heading_open) = (false, false);
         while i < events.len() {
             if let Some(html) = table.markup(&events[i].0) {
                 self.pending.push(Event::Html(html.into()));
@@ -94,12 +96,27 @@ impl<'a> Renderer<'a> {
                     let range = events[i].1.clone();
                     let text = heading_text(&events[i + 1..]);
                     self.heading(level, id, &classes, &attrs, &text, range)?;
+                    heading_open = true;
+                }
+                Event::Text(t) if !in_code => {
+                    self.typed_figures(events[i].1.clone(), std::mem::take(&mut heading_open));
+                    let shown = crate::claims::unmark(&t).into_owned();
+                    self.pending.push(Event::Text(shown.into()));
+                }
+                Event::Start(tag @ Tag::CodeBlock(_)) => {
+                    in_code = true;
+                    self.pending.push(Event::Start(tag));
+                }
+                end @ Event::End(TagEnd::CodeBlock) => {
+                    in_code = false;
+                    self.pending.push(end);
                 }
                 end @ Event::End(TagEnd::Heading(_)) => self.close_heading(end),
                 Event::Html(s) | Event::InlineHtml(s) => self.pending.push(Event::Text(s)),
                 Event::Code(code) if code.starts_with('=') => {
                     let spec = self.store.redactor.redact(&code[1..]).into_owned();
                     let html = self.inline_ref(&spec, at)?;
+                    heading_open = false;
                     self.pending.push(Event::InlineHtml(html.into()));
                 }
                 Event::Start(tag @ (Tag::Link { .. } | Tag::Image { .. })) => {
@@ -142,6 +159,25 @@ impl<'a> Renderer<'a> {
         }
         self.block(&kind, &body, at, body_start)?;
         Ok(i)
+    }
+
+    /// The figures typed in the text event at `range` (`heading`: it opens
+    /// a heading). A figure inside what may be a private value is left
+    /// out: audit.json lists figures as written.
+    fn typed_figures(&mut self, range: Range<usize>, heading: bool) {
+        let src = &self.text[range.clone()];
+        let figures = crate::claims::figures(self.text, src, range.start, heading);
+        self.keep_figures(figures);
+    }
+
+    pub(super) fn keep_figures(&mut self, figures: Vec<crate::claims::Figure>) {
+        let det = &self.store.redactor.detector;
+        for f in figures {
+            let word = crate::claims::word_at(self.text, f.offset);
+            if !det.any_candidate_in([word]) {
+                self.figures.typed.push(f);
+            }
+        }
     }
 
     /// Close a heading, with a link to the section itself, shown on hover

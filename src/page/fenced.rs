@@ -88,6 +88,13 @@ impl Renderer<'_> {
         };
         self.html.push_str(&rendered.html);
         self.html.push('\n');
+        self.caption_figures(&block, body_start);
+        if let Some(source) = &rendered.source {
+            let (line, _) = crate::error::line_col(self.text, at);
+            let at = format!("{kind} at {}:{line}", self.store.public.name(self.file));
+            let computed = crate::claims::computed(&block, source, &at);
+            self.figures.computed.extend(computed);
+        }
         self.blocks.push(BlockRecord {
             page: self.file.to_string(),
             line: crate::error::line_col(self.text, at).0,
@@ -100,14 +107,48 @@ impl Renderer<'_> {
         Ok(())
     }
 
+    /// The figures typed in a block's captions, titles and card text,
+    /// found where the body spells them (a string with JSON escapes is not
+    /// looked into).
+    fn caption_figures(&mut self, block: &Block, body_start: usize) {
+        let body_end = self.text[body_start..]
+            .find("\n```")
+            .map_or(self.text.len(), |i| body_start + i);
+        for text in crate::claims::captions(block) {
+            let Ok(spelled) = serde_json::to_string(text) else {
+                continue;
+            };
+            let Some(i) = self.text[body_start..body_end].find(&spelled) else {
+                continue;
+            };
+            let start = body_start + i + 1;
+            let typed = crate::claims::typed_text(&self.text[start..start + text.len()]);
+            let figures = crate::claims::figures(self.text, &typed, start, false);
+            self.keep_figures(figures);
+        }
+    }
+
     /// `FILE#EXPR[:FORMAT]` into a `<span>` holding the formatted value.
-    pub(super) fn inline_ref(&self, spec: &str, at: usize) -> Result<String> {
+    pub(super) fn inline_ref(&mut self, spec: &str, at: usize) -> Result<String> {
         let refs = Refs {
             store: self.store,
             ledger: None,
         };
         match refs.resolve(spec) {
-            Ok(r) => Ok(r.html()),
+            Ok(r) => {
+                // A figure a reference shows is computed, not typed: typed
+                // figures elsewhere may match it.
+                if let Some(value) = r.number {
+                    let source = format!("={spec}");
+                    self.figures
+                        .computed
+                        .push(crate::claims::Known { value, source });
+                }
+                if !r.path.is_empty() {
+                    self.figures.sources.push(r.path.clone());
+                }
+                Ok(r.html())
+            }
             Err(RefError::Here(m)) => Err(self.err(at, m)),
             Err(RefError::Positioned(e)) => Err(e),
         }
@@ -134,6 +175,8 @@ pub(crate) struct Resolved {
     /// The source's published path and short hash (empty for the ledger).
     pub public: String,
     pub short_hash: String,
+    /// The source's path in the campaign (empty for the ledger).
+    pub path: String,
 }
 
 /// Why a reference did not resolve.
@@ -187,6 +230,7 @@ impl Refs<'_> {
             number: value.number(),
             public: source.public.clone(),
             short_hash: source.short_hash().to_string(),
+            path: source.path.clone(),
         })
     }
 
@@ -204,6 +248,7 @@ impl Refs<'_> {
             number: value.number(),
             public: LEDGER.to_string(),
             short_hash: String::new(),
+            path: String::new(),
         })
     }
 

@@ -54,6 +54,9 @@ pub struct Page {
     pub downloads: Vec<crate::blocks::Download>,
     /// Links into a page at an id, checked once every page is rendered.
     pub anchors: Vec<Anchor>,
+    /// Typed figures and computed values, checked once every page is
+    /// rendered ([`crate::claims::check`]).
+    pub figures: crate::claims::PageFigures,
 }
 
 /// A link `PAGE#ID` (or `#ID`) and where it was written.
@@ -141,6 +144,7 @@ struct Renderer<'a> {
     anchors: Vec<Anchor>,
     /// The id of the heading being written, for its section link.
     open_heading: Option<String>,
+    figures: crate::claims::PageFigures,
 }
 
 /// Render page `index` of the campaign.
@@ -197,6 +201,7 @@ pub fn render(
         downloads: Vec::new(),
         anchors: Vec::new(),
         open_heading: None,
+        figures: Default::default(),
     };
     r.run()?;
     let refs = Refs {
@@ -214,6 +219,7 @@ pub fn render(
         ledger: r.ledger,
         downloads: r.downloads,
         anchors: r.anchors,
+        figures: r.figures,
     })
 }
 

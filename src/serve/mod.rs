@@ -138,6 +138,7 @@ fn preview_build(opts: &ServeOptions, out: &Path) -> BuildOptions {
         // The preview is never published: no commitments.
         key: None,
         expect: Vec::new(),
+        strict: false,
     }
 }
 

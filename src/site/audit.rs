@@ -24,6 +24,8 @@ struct Audit<'a> {
     /// campaign.json's consistency checks, each with both values read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     checks: Vec<super::checks::Outcome>,
+    /// Every number typed in the pages and the value it matched.
+    figures: Vec<crate::claims::Record>,
 }
 
 #[derive(Serialize)]
@@ -69,6 +71,7 @@ impl Site<'_> {
         blocks: Vec<BlockRecord>,
         ledger: Vec<LedgerEntry>,
         checks: Vec<super::checks::Outcome>,
+        figures: Vec<crate::claims::Record>,
     ) -> Result<Vec<u8>> {
         let audit = Audit {
             generator: GENERATOR,
@@ -78,6 +81,7 @@ impl Site<'_> {
             blocks,
             ledger,
             checks,
+            figures,
         };
         let mut text = serde_json::to_string_pretty(&audit)?;
         text.push('\n');

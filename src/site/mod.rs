@@ -47,6 +47,8 @@ pub struct BuildOptions {
     pub key: Option<crate::commit::Key>,
     /// Manifest hashes the campaigns must have (`build --expect`).
     pub expect: Vec<crate::verify::Pin>,
+    /// A typed figure that matches no data fails the build (`--strict`).
+    pub strict: bool,
 }
 
 #[derive(Debug)]
@@ -118,7 +120,12 @@ pub fn build_with(opts: &BuildOptions, mut cache: Option<&mut BuildCache>) -> Re
     let copied = stages.copy(&redactor)?;
     phases.mark("copy");
     let page_cache = cache.as_deref_mut().map(|c| &mut c.pages);
-    let rendered = stages.render(&redactor, &copied, page_cache)?;
+    let mut rendered = stages.render(&redactor, &copied, page_cache)?;
+    let unmatched: Vec<_> = rendered
+        .campaigns
+        .iter_mut()
+        .map(|c| std::mem::take(&mut c.unmatched))
+        .collect();
     if let Some(cache) = cache.as_deref_mut() {
         cache.rendered = rendered.campaigns.iter().map(|c| c.fresh).sum();
     }
@@ -130,6 +137,7 @@ pub fn build_with(opts: &BuildOptions, mut cache: Option<&mut BuildCache>) -> Re
     let written = stages.write(&redactor, &copied, rendered, prescanned, &mut phases);
     phases.mark("rescan");
     written?;
+    crate::claims::report(&unmatched)?;
     let published = staging.publish(sink, &opts.out);
     if let Some(cache) = cache {
         let files = published.as_ref().ok().cloned();
@@ -199,6 +207,7 @@ impl Stages<'_> {
             single_file: self.opts.single_file,
             sink: self.sink,
             redactor,
+            strict: self.opts.strict,
         };
         let campaigns = self.loaded.campaigns.iter();
         let campaigns = campaigns

@@ -66,6 +66,10 @@ pub(super) struct Rendered {
     pub header: Header,
     /// The consistency checks, all of which held.
     pub checks: Vec<checks::Outcome>,
+    /// The typed figures of the pages and what each matched.
+    pub figures: Vec<crate::claims::Record>,
+    /// Those that matched nothing, reported after the rescan.
+    pub unmatched: crate::claims::Unmatched,
     /// The rendered pages, kept only for the single file.
     pub pages: Vec<Page>,
     /// Pages rendered afresh (the others came from the cache).
@@ -88,6 +92,8 @@ pub(super) struct Target<'a> {
     pub single_file: bool,
     pub sink: &'a Sink<'a>,
     pub redactor: &'a Redactor,
+    /// `--strict`: a typed figure that matches no data fails the build.
+    pub strict: bool,
 }
 
 impl Target<'_> {
@@ -97,7 +103,7 @@ impl Target<'_> {
         campaign: &Campaign,
         mut cache: Option<&mut PageCache>,
     ) -> Result<Rendered> {
-        let (pages, fingerprints, fresh) = self.pages(campaign, cache.as_deref())?;
+        let (pages, fingerprints, fresh, sources) = self.pages(campaign, cache.as_deref())?;
         if let Some(cache) = cache.as_deref_mut() {
             for (i, (page, fingerprint)) in pages.iter().zip(&fingerprints).enumerate() {
                 let rendering = Rendering {
@@ -108,6 +114,7 @@ impl Target<'_> {
             }
         }
         page::check_anchors(&pages)?;
+        let (figures, unmatched) = self.check_figures(campaign, &pages, &sources);
         let ledger = ledger(&pages);
         let (header, checks) = self.header(campaign, &pages, ledger.len())?;
         let mut emitted = self.write_pages(campaign, &header, &pages, &fingerprints, cache)?;
@@ -118,6 +125,8 @@ impl Target<'_> {
             checks,
             blocks: pages.iter().flat_map(|p| p.blocks.clone()).collect(),
             ledger,
+            figures,
+            unmatched,
             pages: if self.single_file {
                 pages.iter().map(|p| Page::clone(p)).collect()
             } else {
@@ -151,11 +160,7 @@ impl Target<'_> {
     /// many were rendered afresh. Pages are independent: rendered on every
     /// core, in page order, unless an earlier build rendered one from the
     /// same inputs.
-    fn pages(
-        &self,
-        campaign: &Campaign,
-        cache: Option<&PageCache>,
-    ) -> Result<(Vec<Arc<Page>>, Vec<String>, usize)> {
+    fn pages(&self, campaign: &Campaign, cache: Option<&PageCache>) -> Result<RenderedPages> {
         let Campaign { c, e, p, k } = *campaign;
         let r = self.redactor;
         let shared = shared_inputs(c, e, r);
@@ -172,7 +177,7 @@ impl Target<'_> {
             }
         };
         let numbered = r.snapshot();
-        let store = DataStore::new(e, r, p, k);
+        let mut store = DataStore::new(e, r, p, k);
         let count = c.meta.pages.len();
         let mut fresh: Vec<Result<_>> = (0..count)
             .into_par_iter()
@@ -184,14 +189,35 @@ impl Target<'_> {
             // number such values in page order, not in the order threads
             // happened to reach them, with data read afresh.
             r.restore(numbered);
-            let store = DataStore::new(e, r, p, k);
+            store = DataStore::new(e, r, p, k);
             fresh = (0..count).map(|i| render(&store, i)).collect();
         }
         // The first failing page in order, whatever thread finished first.
         let fresh: Vec<(String, Arc<Page>, bool)> = fresh.into_iter().collect::<Result<_>>()?;
         let rendered = fresh.iter().filter(|(_, _, new)| *new).count();
-        let (fingerprints, pages) = fresh.into_iter().map(|(fp, page, _)| (fp, page)).unzip();
-        Ok((pages, fingerprints, rendered))
+        let (fingerprints, pages): (_, Vec<Arc<Page>>) =
+            fresh.into_iter().map(|(fp, page, _)| (fp, page)).unzip();
+        let sources = data_read(&store, e, &pages);
+        Ok((pages, fingerprints, rendered, sources))
+    }
+
+    /// The pages' typed figures matched against the data they read and
+    /// the values they computed ([`crate::claims::check`]).
+    fn check_figures(
+        &self,
+        campaign: &Campaign,
+        pages: &[Arc<Page>],
+        sources: &[Arc<crate::data::Source>],
+    ) -> (Vec<crate::claims::Record>, crate::claims::Unmatched) {
+        let checked: Vec<_> = pages
+            .iter()
+            .map(|pg| crate::claims::Checked {
+                page: campaign.p.name(&pg.file),
+                figures: &pg.figures,
+            })
+            .collect();
+        let strict = self.strict || campaign.c.meta.strict;
+        crate::claims::check(&campaign.c.dir, &checked, sources, strict)
     }
 
     /// Each page and its downloads: templated, written and scanned at
@@ -317,6 +343,42 @@ fn refuse_literal_references(page: &str, html: &str) -> Result<()> {
             "`{page}` would publish the reference {literal} as text instead of its value; write references where they are resolved (see FORMAT.md, Inline references)"
         ),
     }
+}
+
+/// The pages, their fingerprints, how many were rendered afresh, and the
+/// data they read.
+type RenderedPages = (
+    Vec<Arc<Page>>,
+    Vec<String>,
+    usize,
+    Vec<Arc<crate::data::Source>>,
+);
+
+/// The campaign's data, for typed figures to be checked against: every
+/// file the pages read (loaded while rendering, or again for pages taken
+/// from the cache) and every file under `data/`. Read only when some page
+/// has a typed figure.
+fn data_read(
+    store: &DataStore,
+    e: &Evidence,
+    pages: &[Arc<Page>],
+) -> Vec<Arc<crate::data::Source>> {
+    if pages.iter().all(|p| p.figures.typed.is_empty()) {
+        return Vec::new();
+    }
+    let named = pages.iter().flat_map(|p| {
+        let blocks = p.blocks.iter().filter_map(|b| b.source.as_deref());
+        blocks.chain(p.figures.sources.iter().map(String::as_str))
+    });
+    let data = e.files.iter().map(|f| f.path.as_str());
+    let named = named.chain(data.filter(|f| f.starts_with("data/")));
+    for path in named {
+        // A page's source was loaded (or its failure reported) as it was
+        // rendered; a file under data/ in no format exhibit reads is not
+        // data.
+        let _ = store.load(path);
+    }
+    store.loaded()
 }
 
 fn key(campaign: &Campaign, i: usize) -> PageKey {

@@ -132,7 +132,13 @@ impl Site<'_> {
         for f in &self.copies[i].files {
             sums.insert(f.path.clone(), f.public_sha256().to_string());
         }
-        let audit = self.audit(i, rendered.blocks, rendered.ledger, rendered.checks)?;
+        let audit = self.audit(
+            i,
+            rendered.blocks,
+            rendered.ledger,
+            rendered.checks,
+            rendered.figures,
+        )?;
         let (sha, _) = sink.write(&format!("{id}/{}", layout::AUDIT), &audit)?;
         sums.insert(layout::AUDIT.to_string(), sha);
         let sums_file = format!("{id}/{}", layout::SUMS);

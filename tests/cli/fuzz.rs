@@ -408,6 +408,7 @@ fn build_mutant(work: &Path, src: &Path, rel: &str, text: &str) -> Outcome {
         preview: false,
         single_file: false,
         expect: Vec::new(),
+        strict: false,
         key: None,
     };
     match exhibit::site::build(&opts) {

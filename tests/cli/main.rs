@@ -9,6 +9,7 @@ mod build;
 mod charts;
 mod claims;
 mod encodings;
+mod figures;
 mod format_doc;
 mod formats;
 mod fuzz;

@@ -1,0 +1,250 @@
+//! Typed figures in a run of prose: the numbers a reader takes for claims,
+//! with the precision they are written at. What is not a claim (dates,
+//! times, versions, identifiers, numbers inside names, URLs, the
+//! `[~…]` marker) is cut out before numbers are looked for.
+
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// A number typed in a page, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Figure {
+    /// Byte offset in the page.
+    pub offset: usize,
+    pub line: usize,
+    pub col: usize,
+    /// The figure as written (`+33.0%`, `1,324`).
+    pub text: String,
+    /// Its digits as an integer at its precision: `149.02` is 14902.
+    pub scaled: u64,
+    /// Digits after the decimal point.
+    pub decimals: u32,
+    /// Written with `%` (or the first end of a `20.5–26.4%` range).
+    pub percent: bool,
+    /// `+`, `-` or none: a signed figure matches only values of its sign.
+    pub sign: Option<char>,
+}
+
+impl Figure {
+    /// The figure's magnitude.
+    pub fn magnitude(&self) -> f64 {
+        self.scaled as f64 / 10f64.powi(self.decimals as i32)
+    }
+}
+
+/// Words after which a number is a version (`CUDA 12.4`, `driver 550`).
+const VERSION_WORDS: &str = "CUDA|cuDNN|NCCL|ROCm|Python|PyTorch|torch|Rust|rustc|Ubuntu|Debian|Fedora|kernel|driver|version|release|glibc|GCC|gcc|LLVM|clang|Node|Node\\.js|Go|Java|JDK";
+
+/// Month names, for dates written in words.
+const MONTHS: &str = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\\.?";
+
+fn not_claims() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        let pattern = [
+            // The marker: `[~149.02]` is quoted, not claimed.
+            r"\[~[^\[\]\n]{1,80}\]".to_string(),
+            // Link targets written out, autolinks.
+            r"[A-Za-z][A-Za-z0-9+.-]*://\S+".to_string(),
+            // ISO dates and timestamps, slashed dates.
+            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?".to_string(),
+            r"\b\d{4}/\d{1,2}/\d{1,2}\b".to_string(),
+            format!(r"\b\d{{1,2}}\s+{MONTHS}(?:\s+\d{{4}})?"),
+            format!(r"\b{MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"),
+            format!(r"\b{MONTHS}\s+\d{{4}}"),
+            // Times of day.
+            r"\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?[AaPp]\.?[Mm]\.?)?(?:\s?UTC)?".to_string(),
+            // Versions: three parts or more, `v1.2`, a product's version.
+            r"\bv?\d+(?:\.\d+){2,}(?:[-+][0-9A-Za-z.]+)?".to_string(),
+            r"\bv\d+(?:\.\d+)*".to_string(),
+            format!(r"\b(?:{VERSION_WORDS})\s+v?\d+(?:\.\d+)*"),
+            // Identifiers: `#123`, long digit runs, hex with a letter.
+            r"#\d+".to_string(),
+            r"\b\d{12,}\b".to_string(),
+        ]
+        .join("|");
+        Regex::new(&pattern).expect("valid not-a-claim pattern")
+    })
+}
+
+fn number() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?P<sign>[+\-\x{2212}])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<pct>\s?%)?",
+        )
+        .expect("valid number pattern")
+    })
+}
+
+/// A unit written against its number (`12ms`, `1.5x`): the number is still
+/// a figure. Any other letter makes it part of a name (`4K`, `H100`).
+const UNITS: &[&str] = &[
+    "x", "ms", "s", "us", "µs", "ns", "GB", "MB", "KB", "kB", "TB", "GiB", "MiB", "KiB", "TiB", "W",
+];
+
+/// The figures typed in `s`, a run of a page's source starting at byte
+/// `base`. `heading`: `s` opens a heading, whose numbering (`2.`, `3.1`)
+/// is not a claim.
+pub(crate) fn figures(page: &str, s: &str, base: usize, heading: bool) -> Vec<Figure> {
+    let mut s = s.to_string();
+    // Cut out what is not a claim (blanked with spaces, so offsets hold).
+    let cut: Vec<_> = not_claims().find_iter(&s).map(|m| m.range()).collect();
+    for r in cut {
+        s.replace_range(r.clone(), &" ".repeat(r.len()));
+    }
+    if heading {
+        static NUMBERING: OnceLock<Regex> = OnceLock::new();
+        let re = NUMBERING
+            .get_or_init(|| Regex::new(r"^\s*\d+(?:\.\d+)*[.)]?\s").expect("valid pattern"));
+        if let Some(m) = re.find(&s) {
+            let r = m.range();
+            s.replace_range(r.clone(), &" ".repeat(r.len()));
+        }
+    }
+    let mut out: Vec<Figure> = Vec::new();
+    for c in number().captures_iter(&s) {
+        let whole = c.get(0).expect("match");
+        let num = c.name("num").expect("number group");
+        let mut sign = c.name("sign");
+        let mut before = s[..whole.start()].chars().next_back();
+        if sign.is_some_and(|m| m.as_str() == "-") && before.is_some_and(|b| b.is_ascii_digit()) {
+            // `5-10` is a range, not a negative ten.
+            (sign, before) = (None, Some(' '));
+        }
+        let after = &s[whole.end()..];
+        if before.is_some_and(|b| b.is_alphanumeric() || b == '_' || b == '.' || b == '\\') {
+            // Inside a name (`GLM-5.3`, `x86_64`) or an escape.
+            continue;
+        }
+        if !ends_cleanly(after)
+            || after.starts_with(',') && after[1..].starts_with(char::is_numeric)
+        {
+            continue;
+        }
+        let digits: String = num.as_str().chars().filter(|c| *c != ',').collect();
+        let decimals = digits.split_once('.').map_or(0, |(_, f)| f.len() as u32);
+        let Ok(scaled) = digits.replace('.', "").parse::<u64>() else {
+            continue;
+        };
+        let start = sign.map_or(num.start(), |m| m.start());
+        let (line, col) = crate::error::line_col(page, base + start);
+        out.push(Figure {
+            offset: base + start,
+            line,
+            col,
+            text: s[start..whole.end()].to_string(),
+            scaled,
+            decimals,
+            percent: c.name("pct").is_some() || range_into_percent(after),
+            sign: sign.map(|m| match m.as_str() {
+                "+" => '+',
+                _ => '-',
+            }),
+        });
+    }
+    out
+}
+
+/// What follows a number leaves it a figure: no letter or digit stuck to
+/// it, save a unit.
+fn ends_cleanly(after: &str) -> bool {
+    let mut chars = after.chars();
+    match chars.next() {
+        None => true,
+        Some('.') => !chars.next().is_some_and(|c| c.is_alphanumeric()),
+        Some(c) if c.is_alphanumeric() || c == '_' => {
+            let word: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            UNITS.contains(&word.as_str())
+        }
+        Some(_) => true,
+    }
+}
+
+/// `20.5–26.4%`: the range's first end is a percent too.
+fn range_into_percent(after: &str) -> bool {
+    static RANGE: OnceLock<Regex> = OnceLock::new();
+    let re = RANGE.get_or_init(|| {
+        Regex::new(r"^\s?(?:[\-\x{2013}\x{2014}]|to|and)\s?[+\-\x{2212}]?\d[\d,]*(?:\.\d+)?\s?%")
+            .expect("valid range pattern")
+    });
+    re.is_match(after)
+}
+
+/// A template's text with its `{…}` placeholders blanked (offsets kept),
+/// so only what was typed around them is looked into.
+pub(crate) fn typed_text(template: &str) -> String {
+    static SLOT: OnceLock<Regex> = OnceLock::new();
+    let re = SLOT.get_or_init(|| Regex::new(r"\{[^{}]*\}").expect("valid slot pattern"));
+    re.replace_all(template, |c: &regex::Captures| " ".repeat(c[0].len()))
+        .into_owned()
+}
+
+/// The white-space-delimited word of `page` around byte `offset`.
+pub(crate) fn word_at(page: &str, offset: usize) -> &str {
+    let start = page[..offset]
+        .rfind(char::is_whitespace)
+        .map_or(0, |i| i + 1);
+    let end = page[offset..]
+        .find(char::is_whitespace)
+        .map_or(page.len(), |i| offset + i);
+    &page[start..end]
+}
+
+/// The page text as shown: each `[~FIGURE]` marker becomes `FIGURE`.
+pub(crate) fn unmark(s: &str) -> std::borrow::Cow<'_, str> {
+    static MARK: OnceLock<Regex> = OnceLock::new();
+    let re = MARK.get_or_init(|| Regex::new(r"\[~([^\[\]\n]{1,80})\]").expect("valid marker"));
+    re.replace_all(s, "$1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(s: &str) -> Vec<String> {
+        figures(s, s, 0, false)
+            .into_iter()
+            .map(|f| f.text)
+            .collect()
+    }
+
+    #[test]
+    fn claims_and_not_claims() {
+        assert_eq!(texts("rose by 33.0% to 149.02 tok/s"), ["33.0%", "149.02"]);
+        assert_eq!(
+            texts("passed 128/150, 1,324 tokens"),
+            ["128", "150", "1,324"]
+        );
+        assert_eq!(texts("on 2026-05-14 at 14:30 UTC"), Vec::<String>::new());
+        assert_eq!(texts("v1.2.3, 0.22.1 and CUDA 12.4"), Vec::<String>::new());
+        assert_eq!(
+            texts("GLM-5.3 on an H100, x86_64, 4K"),
+            Vec::<String>::new()
+        );
+        assert_eq!(texts("a quoted [~149.02] figure"), Vec::<String>::new());
+        assert_eq!(
+            texts("see https://x.org/1/2 and #123"),
+            Vec::<String>::new()
+        );
+        assert_eq!(texts("-9.4% and +0.0%, 12ms"), ["-9.4%", "+0.0%", "12"]);
+    }
+
+    #[test]
+    fn precision_and_ranges() {
+        let f = figures("20.5–26.4%", "20.5–26.4%", 0, false);
+        assert!(f[0].percent && f[1].percent);
+        assert_eq!((f[0].scaled, f[0].decimals), (205, 1));
+        let h = figures("2. Setup of 3 runs", "2. Setup of 3 runs", 0, true);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].text, "3");
+    }
+
+    #[test]
+    fn unmarked_for_the_page() {
+        assert_eq!(unmark("quoted [~149.02] here"), "quoted 149.02 here");
+    }
+}
