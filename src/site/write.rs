@@ -76,22 +76,26 @@ impl Site<'_> {
     /// The root SHA256SUMS covers every file outside the campaign folders
     /// and each campaign's SHA256SUMS, so `exhibit verify` (or
     /// `sha256sum -c` at the root) checks every file the site serves.
-    pub fn write(&self, sink: &Sink, pages: Vec<Rendered>, index: &[u8]) -> Result<Written> {
+    pub fn write(&self, sink: &Sink, pages: Vec<Rendered>) -> Result<Written> {
         let mut sums = Sums::new();
+        let mut written = Written::default();
+        let mut cited = Vec::new();
+        for (i, rendered) in pages.into_iter().enumerate() {
+            cited.push((rendered.headline.clone(), rendered.digest.clone()));
+            let sha = self.write_campaign(sink, i, rendered, &mut written)?;
+            sums.insert(format!("{}/{}", self.publics[i].meta.id, layout::SUMS), sha);
+        }
+        let (index, feed) = super::index::render(self.publics, self.evidences, &cited, self.theme)?;
         let mut root = |rel: &str, bytes: &[u8]| -> Result<()> {
             let (sha, _) = sink.write(rel, bytes)?;
             sums.insert(rel.to_string(), sha);
             Ok(())
         };
         root(layout::MARKER, layout::MARKER_TEXT)?;
-        root(layout::INDEX_PAGE, index)?;
+        root(layout::INDEX_PAGE, &index)?;
+        root(layout::FEED, &feed)?;
         for a in &self.theme.assets {
             root(&a.path, &a.bytes)?;
-        }
-        let mut written = Written::default();
-        for (i, rendered) in pages.into_iter().enumerate() {
-            let sha = self.write_campaign(sink, i, rendered, &mut written)?;
-            sums.insert(format!("{}/{}", self.publics[i].meta.id, layout::SUMS), sha);
         }
         sink.write(layout::SUMS, sums_text(&sums).as_bytes())?;
         Ok(written)
@@ -125,14 +129,19 @@ impl Site<'_> {
             sums.insert(rel.to_string(), sha);
             Ok(())
         };
-        write(layout::MANIFEST_PAGE, &self.manifest_page(i)?)?;
+        write(layout::MANIFEST_PAGE, &self.manifest_page(i, &rendered.digest)?)?;
         if let Some((name, bytes)) = single {
             write(&name, &bytes)?;
         }
         for f in &self.copies[i].files {
             sums.insert(f.path.clone(), f.public_sha256().to_string());
         }
-        let audit = self.audit(i, rendered.blocks, rendered.ledger)?;
+        // The pages show the digest of what the render stage knew: it must
+        // be the one this SHA256SUMS gives by the documented rule.
+        if super::digest::of_sums(&sums) != rendered.digest {
+            anyhow::bail!("internal error: the publication digest of `{id}` shown on its pages is not the one its SHA256SUMS gives");
+        }
+        let audit = self.audit(i, rendered.blocks, rendered.ledger, &rendered.digest)?;
         let (sha, _) = sink.write(&format!("{id}/{}", layout::AUDIT), &audit)?;
         sums.insert(layout::AUDIT.to_string(), sha);
         let sums_file = format!("{id}/{}", layout::SUMS);
@@ -205,7 +214,7 @@ impl Site<'_> {
     }
 
     /// The context the manifest page and the single file share.
-    fn files_context(&self, i: usize, title: &str, current: &str) -> tera::Context {
+    fn files_context(&self, i: usize, title: &str, current: &str, digest: &str) -> tera::Context {
         let e = &self.evidences[i];
         let copied = self.copies[i].evidence_files();
         let redacted: usize = copied
@@ -227,6 +236,7 @@ impl Site<'_> {
             &copied.iter().filter(|k| k.redacted()).count(),
         );
         ctx.insert("manifest", &self.manifest_facts(i));
+        ctx.insert("digest", digest);
         ctx
     }
 
@@ -241,8 +251,8 @@ impl Site<'_> {
         })
     }
 
-    fn manifest_page(&self, i: usize) -> Result<Vec<u8>> {
-        let mut ctx = self.files_context(i, "Manifest", layout::MANIFEST_PAGE);
+    fn manifest_page(&self, i: usize, digest: &str) -> Result<Vec<u8>> {
+        let mut ctx = self.files_context(i, "Manifest", layout::MANIFEST_PAGE, digest);
         // Rows are rendered in chunks on every core: a campaign may list
         // tens of thousands of files.
         let rows = self.manifest_rows(i);
@@ -287,7 +297,7 @@ impl Site<'_> {
         };
         let linker = crate::single::Linker::new(&rendered.pages, &listed);
         let sections = linker.sections(&rendered.pages, &images);
-        let mut ctx = self.files_context(i, "Offline copy", "");
+        let mut ctx = self.files_context(i, "Offline copy", "", &rendered.digest);
         ctx.insert("files", &rows);
         ctx.insert("css", self.theme.css_text());
         ctx.insert("sections", &sections);
