@@ -269,9 +269,10 @@ impl Site<'_> {
         Ok(self.theme.render("manifest.html", &ctx)?.into_bytes())
     }
 
-    /// The one-file copy: every page, the ledger and the file list, with
-    /// the stylesheet inline. Images are read back from the published
-    /// copies in `dir`.
+    /// The one-file copy: every page and the file list (each file in it as
+    /// a `data:` URL, up to [`crate::single::EMBED_LIMIT`]), with the
+    /// stylesheet inline. Images and files are read back from the
+    /// published copies.
     fn single_file_page(&self, i: usize, rendered: &Rendered, sink: &Sink) -> Result<Vec<u8>> {
         let id = &self.publics[i].meta.id;
         // A published copy is staged, or (preview) served unchanged.
@@ -285,7 +286,7 @@ impl Site<'_> {
             })
             .collect();
         let published: BTreeSet<&str> = rows.iter().map(|r| r.href.as_str()).collect();
-        let images = |path: &str| -> Option<Vec<u8>> {
+        let read = |path: &str| -> Option<Vec<u8>> {
             published
                 .contains(path)
                 .then(|| {
@@ -295,17 +296,37 @@ impl Site<'_> {
                 })
                 .flatten()
         };
+        let sizes: Vec<(&str, u64)> = self.copies[i]
+            .evidence_files()
+            .iter()
+            .map(|k| (k.path.as_str(), k.public_bytes()))
+            .collect();
+        let (embedded, left_out) = crate::single::embed(&sizes, &read);
+        let files: Vec<SingleRow> = rows
+            .iter()
+            .zip(embedded)
+            .map(|(row, embedded)| SingleRow { row, embedded })
+            .collect();
         let linker = crate::single::Linker::new(&rendered.pages, &listed);
-        let sections = linker.sections(&rendered.pages, &images);
+        let sections = linker.sections(&rendered.pages, &read);
         let mut ctx = self.files_context(i, "Offline copy", "", &rendered.digest);
-        ctx.insert("files", &rows);
+        ctx.insert("files", &files);
+        ctx.insert("left_out", &left_out);
+        let limit = format!("{} MiB", crate::single::EMBED_LIMIT >> 20);
+        ctx.insert("embed_limit", &limit);
         ctx.insert("css", self.theme.css_text());
         ctx.insert("sections", &sections);
         ctx.insert("count", &rendered.ledger.len());
-        ctx.insert(
-            "ledger",
-            &linker.fragment(&crate::blocks::entries_table(&rendered.ledger)),
-        );
+        ctx.insert("ledger_href", linker.ledger_href());
         Ok(self.theme.render("single.html", &ctx)?.into_bytes())
     }
+}
+
+/// A row of the single file's file list: the manifest row and, when it
+/// fits, the file itself.
+#[derive(Serialize)]
+struct SingleRow<'a> {
+    #[serde(flatten)]
+    row: &'a ManifestRow<'a>,
+    embedded: Option<crate::single::Embedded>,
 }
