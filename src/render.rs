@@ -49,10 +49,7 @@ const BUILTIN: &[(&str, &str)] = &[
         "templates/cite.html",
         include_str!("../templates/cite.html"),
     ),
-    (
-        "templates/feed.xml",
-        include_str!("../templates/feed.xml"),
-    ),
+    ("templates/feed.xml", include_str!("../templates/feed.xml")),
     (
         "templates/single.html",
         include_str!("../templates/single.html"),

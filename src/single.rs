@@ -148,10 +148,10 @@ impl<'a> Linker<'a> {
                 .collect(),
             files: files.iter().map(|f| (f.href, f.anchor.as_str())).collect(),
             pages,
-            ledger: pages
-                .iter()
-                .find(|p| !p.ledger.is_empty())
-                .map_or_else(|| "#ledger".to_string(), |p| format!("#{}", section_id(&p.output))),
+            ledger: pages.iter().find(|p| !p.ledger.is_empty()).map_or_else(
+                || "#ledger".to_string(),
+                |p| format!("#{}", section_id(&p.output)),
+            ),
         }
     }
 
@@ -167,7 +167,10 @@ impl<'a> Linker<'a> {
         self.pages
             .iter()
             .find(|p| p.html.contains(&id))
-            .map_or_else(|| self.ledger.clone(), |p| format!("#{}{frag}", scope(&p.output)))
+            .map_or_else(
+                || self.ledger.clone(),
+                |p| format!("#{}{frag}", scope(&p.output)),
+            )
     }
 
     /// Where a link written in a page (ids scoped by `own`) leads in the

@@ -270,9 +270,15 @@ fn check_digest(dir: &Path, ev: &mut Evidence, recorded: &str) -> Result<()> {
         let text = std::fs::read(dir.join(&page)).unwrap_or_default();
         let shown = shown_digests(&String::from_utf8_lossy(&text));
         if shown.is_empty() {
-            flag(&page, format!("shows no publication digest; SHA256SUMS gives {digest}"));
+            flag(
+                &page,
+                format!("shows no publication digest; SHA256SUMS gives {digest}"),
+            );
         } else if let Some(wrong) = shown.iter().find(|d| **d != digest) {
-            flag(&page, format!("shows the publication digest {wrong}, but SHA256SUMS gives {digest}"));
+            flag(
+                &page,
+                format!("shows the publication digest {wrong}, but SHA256SUMS gives {digest}"),
+            );
         }
     }
     Ok(())

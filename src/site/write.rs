@@ -129,7 +129,10 @@ impl Site<'_> {
             sums.insert(rel.to_string(), sha);
             Ok(())
         };
-        write(layout::MANIFEST_PAGE, &self.manifest_page(i, &rendered.digest)?)?;
+        write(
+            layout::MANIFEST_PAGE,
+            &self.manifest_page(i, &rendered.digest)?,
+        )?;
         if let Some((name, bytes)) = single {
             write(&name, &bytes)?;
         }

@@ -8,6 +8,7 @@ mod browser;
 mod build;
 mod charts;
 mod claims;
+mod digest;
 mod encodings;
 mod format_doc;
 mod formats;
