@@ -207,15 +207,6 @@ impl<'a> Linker<'a> {
             .map_or_else(|| "#files".to_string(), |a| format!("#{a}"))
     }
 
-    /// A fragment outside any page (the ledger table): links only.
-    pub fn fragment(&self, html: &str) -> String {
-        let none = HashMap::new();
-        rewrite(html, &|attr, value| match attr {
-            "href" => self.href(value, "", &none),
-            _ => value.to_string(),
-        })
-    }
-
     /// Every page body as a section, in page order: ids scoped per page,
     /// headings one level down, downloads and images inlined.
     pub fn sections(
@@ -304,7 +295,7 @@ fn rewrite(html: &str, f: &dyn Fn(&str, &str) -> String) -> String {
 }
 
 /// Undo [`crate::html::escape`] (and pulldown-cmark's attribute escaping).
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     s.replace("&quot;", "\"")
         .replace("&#39;", "'")
         .replace("&lt;", "<")

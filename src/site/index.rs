@@ -48,7 +48,8 @@ pub(crate) fn headline(pages: &[Arc<Page>]) -> Vec<Figure> {
     item.captures_iter(html.as_str())
         .take(HEADLINE_ITEMS)
         .map(|c| {
-            let text = |i: usize| c.get(i).map(|m| unescape(m.as_str()));
+            // Unescaped: the templates escape again.
+            let text = |i: usize| c.get(i).map(|m| crate::single::unescape(m.as_str()));
             Figure {
                 label: text(1).unwrap_or_default(),
                 change: text(2),
@@ -57,15 +58,6 @@ pub(crate) fn headline(pages: &[Arc<Page>]) -> Vec<Figure> {
             }
         })
         .collect()
-}
-
-/// Undo [`crate::html::escape`]: the templates escape again.
-fn unescape(s: &str) -> String {
-    s.replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
 }
 
 #[derive(Serialize)]

@@ -10,16 +10,7 @@ const SAMPLE: &str = "glm53-flash-linux-vs-wsl";
 
 /// The sample built with `--single-file` into a scratch folder: the site.
 fn sample_site(name: &str) -> PathBuf {
-    let root = scratch(name);
-    let out = root.join("site");
-    let o = run(exhibit()
-        .arg("build")
-        .arg(repo().join("sample-artifacts"))
-        .arg("-o")
-        .arg(&out)
-        .arg("--single-file"));
-    assert!(o.status.success(), "build failed: {}", stderr(&o));
-    out
+    sample_with_single_file(name)
 }
 
 /// The documented rule, done here independently: SHA-256 of SHA256SUMS

@@ -88,6 +88,19 @@ pub fn seal(dir: &Path) {
     assert!(o.status.success(), "seal failed: {}", stderr(&o));
 }
 
+/// The sample built with `--single-file` into `scratch(name)/site`.
+pub fn sample_with_single_file(name: &str) -> PathBuf {
+    let out = scratch(name).join("site");
+    let o = run(exhibit()
+        .arg("build")
+        .arg(repo().join("sample-artifacts"))
+        .arg("-o")
+        .arg(&out)
+        .arg("--single-file"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
 pub fn build(root: &Path, out: &Path) -> Output {
     run(exhibit().arg("build").arg(root).arg("-o").arg(out))
 }

@@ -19,16 +19,7 @@ const CAMPAIGN: &str = "glm53-flash-linux-vs-wsl";
 
 /// The sample built with its single file, once per test.
 fn sample_site() -> PathBuf {
-    let dir = scratch("reader");
-    let out = dir.join("site");
-    let o = run(exhibit()
-        .arg("build")
-        .arg(repo().join("sample-artifacts"))
-        .arg("-o")
-        .arg(&out)
-        .arg("--single-file"));
-    assert!(o.status.success(), "{}", stderr(&o));
-    out
+    sample_with_single_file("reader")
 }
 
 /// Every HTML file of a site, sorted.
