@@ -430,7 +430,9 @@ fn the_single_file_is_self_contained() {
     assert_eq!(html.matches("<svg class=\"chart-svg ").count(), charts);
     // The ledger is where the pages show it, once: the contents lead there.
     let ledger = regex::Regex::new(r##"<a href="#([^"]+)">Failure ledger</a>"##).unwrap();
-    let target = &ledger.captures(&html).expect("a ledger entry in the contents")[1];
+    let target = &ledger
+        .captures(&html)
+        .expect("a ledger entry in the contents")[1];
     assert!(html.contains(&format!("id=\"{target}\"")), "{target}");
     let audit: Value =
         serde_json::from_str(&read(&site.join(CAMPAIGN).join("audit.json"))).unwrap();
