@@ -377,7 +377,7 @@ fn site_extra_root_file() {
     // A whole extra campaign folder, consistent in itself, is still extra.
     site_tampered(
         |out| copy_tree(&out.join("minimal"), &out.join("other")),
-        "4 ok, 17 unlisted; 16 ok; 16 ok",
+        "5 ok, 17 unlisted; 16 ok; 16 ok",
         "  unlisted        other/audit.json",
     );
 }
