@@ -65,6 +65,8 @@ const DATA_TYPES: &[&str] = &[
     "text/csv",
     "text/plain",
     "application/json",
+    // The single file's embedded binaries: saved, never rendered.
+    "application/octet-stream",
 ];
 
 /// Check every markup file and stylesheet under `root`: exit 1 listing

@@ -23,6 +23,9 @@ pub const AUDIT: &str = "audit.json";
 /// The site's (and each campaign's first page's) entry page.
 pub const INDEX_PAGE: &str = "index.html";
 
+/// The site's Atom feed of campaigns, beside the index.
+pub const FEED: &str = "feed.xml";
+
 /// A campaign's file list page.
 pub const MANIFEST_PAGE: &str = "manifest.html";
 

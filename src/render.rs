@@ -46,6 +46,11 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../templates/print_margins.html"),
     ),
     (
+        "templates/cite.html",
+        include_str!("../templates/cite.html"),
+    ),
+    ("templates/feed.xml", include_str!("../templates/feed.xml")),
+    (
         "templates/single.html",
         include_str!("../templates/single.html"),
     ),

@@ -1,8 +1,12 @@
 //! `exhibit build --single-file`: one self-contained HTML file per campaign
 //! for e-mail and archives. Every page becomes a section of one document
 //! (ids scoped per page), the stylesheet is inlined, data downloads and
-//! images become `data:` URLs, and links to artifacts point at the file
-//! list, which gives each file's size and SHA-256.
+//! images become `data:` URLs saved under their own names, and links to
+//! artifacts point at the file list, which gives each file's size and
+//! SHA-256 and carries the file itself as a `data:` URL, up to
+//! [`EMBED_LIMIT`] in all. The ledger is shown once, where the pages show
+//! it. Every embedded byte is read from the published copy (redacted and
+//! scanned), and the single file is scanned and gated like any page.
 
 use crate::page::Page;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -20,6 +24,77 @@ const DATA_URL: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b',')
     .remove(b'/')
     .remove(b':');
+
+/// The most the single file embeds of a campaign's files (as published,
+/// before encoding): 8 MiB. Files go in file-list order; one that would
+/// pass the limit is left out (and named), a later smaller one may still
+/// go in.
+pub const EMBED_LIMIT: u64 = 8 << 20;
+
+/// `data:` types that never render script, which the output gate lets
+/// through ([`crate::gate`]): anything else is embedded as plain text or
+/// as bytes to save.
+const EMBED_TYPES: &[&str] = &[
+    "text/plain",
+    "text/csv",
+    "application/json",
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+];
+
+/// A file of the campaign embedded in the single file.
+#[derive(Serialize)]
+pub struct Embedded {
+    /// The file as a `data:` URL.
+    pub data: String,
+    /// The name it saves under: its published name.
+    pub download: String,
+}
+
+/// Which of `files` (published path, published size) the single file
+/// embeds, and the paths of those left out. `read` gives a published
+/// copy's bytes.
+pub fn embed(
+    files: &[(&str, u64)],
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> (Vec<Option<Embedded>>, Vec<String>) {
+    let (mut total, mut left_out) = (0u64, Vec::new());
+    let embedded = files
+        .iter()
+        .map(|&(path, bytes)| {
+            let fits = total + bytes <= EMBED_LIMIT;
+            let got = fits.then(|| read(path)).flatten();
+            match got {
+                Some(b) => {
+                    total += bytes;
+                    let text = std::str::from_utf8(&b).is_ok();
+                    let m = mime(path);
+                    let m = match () {
+                        _ if EMBED_TYPES.contains(&m) => m,
+                        _ if text => "text/plain",
+                        _ => "application/octet-stream",
+                    };
+                    Some(Embedded {
+                        data: data_url(m, &b),
+                        download: file_name(path).to_string(),
+                    })
+                }
+                None => {
+                    left_out.push(path.to_string());
+                    None
+                }
+            }
+        })
+        .collect();
+    (embedded, left_out)
+}
+
+/// The last component of a published path: what a download saves as.
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
 
 /// One page as a section of the single file.
 #[derive(Serialize)]
@@ -57,6 +132,11 @@ pub struct Linker<'a> {
     outputs: HashMap<&'a str, String>,
     /// Published path -> anchor of its row in the file list.
     files: HashMap<&'a str, &'a str>,
+    /// The pages, to find where a ledger entry is shown.
+    pages: &'a [Page],
+    /// Where the ledger is: the first page that shows ledger entries, or
+    /// the single file's own "no failures" note.
+    ledger: String,
 }
 
 impl<'a> Linker<'a> {
@@ -67,7 +147,30 @@ impl<'a> Linker<'a> {
                 .map(|p| (p.output.as_str(), scope(&p.output)))
                 .collect(),
             files: files.iter().map(|f| (f.href, f.anchor.as_str())).collect(),
+            pages,
+            ledger: pages.iter().find(|p| !p.ledger.is_empty()).map_or_else(
+                || "#ledger".to_string(),
+                |p| format!("#{}", section_id(&p.output)),
+            ),
         }
+    }
+
+    /// Where links to the ledger page lead: the pages' own ledger blocks
+    /// (the single file does not repeat them), or its "no failures" note.
+    pub fn ledger_href(&self) -> &str {
+        &self.ledger
+    }
+
+    /// `ledger.html#ID`: the entry on the first page that shows it.
+    fn ledger_entry(&self, frag: &str) -> String {
+        let id = format!("id=\"{}\"", crate::html::escape(frag));
+        self.pages
+            .iter()
+            .find(|p| p.html.contains(&id))
+            .map_or_else(
+                || self.ledger.clone(),
+                |p| format!("#{}{frag}", scope(&p.output)),
+            )
     }
 
     /// Where a link written in a page (ids scoped by `own`) leads in the
@@ -91,7 +194,8 @@ impl<'a> Linker<'a> {
             };
         }
         match path {
-            "ledger.html" => return "#ledger".into(),
+            "ledger.html" if frag.is_empty() => return self.ledger.clone(),
+            "ledger.html" => return self.ledger_entry(frag),
             "manifest.html" | "SHA256SUMS" | "audit.json" => return "#files".into(),
             _ => {}
         }
@@ -101,15 +205,6 @@ impl<'a> Linker<'a> {
         self.files
             .get(path)
             .map_or_else(|| "#files".to_string(), |a| format!("#{a}"))
-    }
-
-    /// A fragment outside any page (the ledger table): links only.
-    pub fn fragment(&self, html: &str) -> String {
-        let none = HashMap::new();
-        rewrite(html, &|attr, value| match attr {
-            "href" => self.href(value, "", &none),
-            _ => value.to_string(),
-        })
     }
 
     /// Every page body as a section, in page order: ids scoped per page,
@@ -128,7 +223,7 @@ impl<'a> Linker<'a> {
                     .map(|d| (d.path.as_str(), d.bytes.as_slice()))
                     .collect();
                 let own = scope(&p.output);
-                let html = rewrite(&p.html, &|attr, value| match attr {
+                let html = rewrite(&name_downloads(&p.html), &|attr, value| match attr {
                     "id" => format!("{own}{value}"),
                     "aria-labelledby" | "aria-describedby" => value
                         .split_whitespace()
@@ -150,6 +245,20 @@ impl<'a> Linker<'a> {
             })
             .collect()
     }
+}
+
+/// A download link (`href="downloads/t.csv" download`) names the file it
+/// saves, since a `data:` URL has no name of its own.
+fn name_downloads(html: &str) -> String {
+    static LINK: OnceLock<Regex> = OnceLock::new();
+    let re = LINK.get_or_init(|| {
+        Regex::new(r#"href="([^"]*)" download([\s>])"#).expect("valid download pattern")
+    });
+    re.replace_all(html, |c: &Captures| {
+        let name = crate::html::escape(file_name(&unescape(&c[1])));
+        format!("href=\"{}\" download=\"{name}\"{}", &c[1], &c[2])
+    })
+    .into_owned()
 }
 
 /// Page titles become the `h2`s of the single file: every heading inside
@@ -186,7 +295,7 @@ fn rewrite(html: &str, f: &dyn Fn(&str, &str) -> String) -> String {
 }
 
 /// Undo [`crate::html::escape`] (and pulldown-cmark's attribute escaping).
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     s.replace("&quot;", "\"")
         .replace("&#39;", "'")
         .replace("&lt;", "<")

@@ -232,8 +232,77 @@ fn published(dir: &Path, pin: Option<&Pin>) -> Result<Evidence> {
             }),
         }
     }
+    if let Some(shown) = &audit.verification.digest {
+        check_digest(dir, &mut ev, shown)?;
+    }
     ev.files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(ev)
+}
+
+/// The publication digest, recomputed from the campaign's SHA256SUMS by
+/// the documented rule, must be the one audit.json records and the one
+/// every page shows (in its "Cite this" block and its print margins).
+/// Sites from before the digest record none and are not asked for one.
+fn check_digest(dir: &Path, ev: &mut Evidence, recorded: &str) -> Result<()> {
+    let sums = crate::fsx::read_to_string(&dir.join(manifest::SUMS_NAME))?;
+    let digest = crate::site::digest::of_sums_text(&sums);
+    let pages: Vec<String> = ev
+        .files
+        .iter()
+        .filter(|f| f.verdict == Verdict::Ok && f.path.ends_with(".html"))
+        .map(|f| f.path.clone())
+        .collect();
+    let mut flag = |path: &str, why: String| {
+        if let Some(f) = ev.files.iter_mut().find(|f| f.path == path) {
+            if f.verdict == Verdict::Ok {
+                f.verdict = Verdict::Modified;
+                f.detail = Some(why);
+            }
+        }
+    };
+    if recorded != digest {
+        flag(
+            crate::layout::AUDIT,
+            format!("records the publication digest {recorded}, but SHA256SUMS gives {digest}"),
+        );
+    }
+    for page in pages {
+        let text = std::fs::read(dir.join(&page)).unwrap_or_default();
+        let shown = shown_digests(&String::from_utf8_lossy(&text));
+        if shown.is_empty() {
+            flag(
+                &page,
+                format!("shows no publication digest; SHA256SUMS gives {digest}"),
+            );
+        } else if let Some(wrong) = shown.iter().find(|d| **d != digest) {
+            flag(
+                &page,
+                format!("shows the publication digest {wrong}, but SHA256SUMS gives {digest}"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Every digest a page shows: each `sha256:` value in its "Cite this"
+/// block, and the one its print margins carry.
+fn shown_digests(html: &str) -> Vec<String> {
+    static CITE: std::sync::OnceLock<[regex::Regex; 3]> = std::sync::OnceLock::new();
+    let [cite, value, margin] = CITE.get_or_init(|| {
+        [
+            r#"(?s)<section class="cite"[^>]*>.*?</section>"#,
+            r"sha256:[0-9A-Za-z]*",
+            r#"content: "Digest (sha256:[0-9A-Za-z]*)""#,
+        ]
+        .map(|p| regex::Regex::new(p).expect("valid digest pattern"))
+    });
+    let mut out: Vec<String> = cite
+        .find_iter(html)
+        .flat_map(|block| value.find_iter(block.as_str()))
+        .map(|m| m.as_str().to_string())
+        .collect();
+    out.extend(margin.captures_iter(html).map(|c| c[1].to_string()));
+    out
 }
 
 /// The part of audit.json that verification reads.
@@ -247,6 +316,9 @@ struct AuditFiles {
 struct AuditVerification {
     #[serde(default)]
     manifest: String,
+    /// The publication digest (sites from before it have none).
+    #[serde(default)]
+    digest: Option<String>,
     sha256: String,
     #[serde(default)]
     sealed: Option<Commitment>,

@@ -30,6 +30,8 @@ struct Audit<'a> {
 
 #[derive(Serialize)]
 struct Verification {
+    /// The publication digest every page shows (see docs/FORMAT.md).
+    digest: String,
     /// The manifest as published, and its hash.
     manifest: String,
     format: ManifestFormat,
@@ -72,11 +74,12 @@ impl Site<'_> {
         ledger: Vec<LedgerEntry>,
         checks: Vec<super::checks::Outcome>,
         figures: Vec<crate::claims::Record>,
+        digest: &str,
     ) -> Result<Vec<u8>> {
         let audit = Audit {
             generator: GENERATOR,
             campaign: &self.publics[i].meta,
-            verification: self.verification(i),
+            verification: self.verification(i, digest),
             files: self.audit_files(i),
             blocks,
             ledger,
@@ -88,9 +91,10 @@ impl Site<'_> {
         Ok(text.into_bytes())
     }
 
-    fn verification(&self, i: usize) -> Verification {
+    fn verification(&self, i: usize, digest: &str) -> Verification {
         let (e, manifest) = (&self.evidences[i], self.copies[i].manifest());
         Verification {
+            digest: digest.to_string(),
             manifest: manifest.map(|m| m.path.clone()).unwrap_or_default(),
             format: e.manifest.format,
             sha256: manifest

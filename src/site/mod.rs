@@ -13,6 +13,8 @@
 mod audit;
 mod cache;
 mod checks;
+pub(crate) mod digest;
+mod index;
 mod inputs;
 mod nav;
 mod pages;
@@ -195,7 +197,7 @@ impl Stages<'_> {
     }
 
     /// The render stage: every campaign's pages (written to staging as
-    /// they are rendered) and the site's index.
+    /// they are rendered).
     fn render(
         &self,
         redactor: &Redactor,
@@ -219,9 +221,7 @@ impl Stages<'_> {
                 target.render_pages(&campaign, cache.as_deref_mut())
             })
             .collect::<Result<Vec<_>>>()?;
-        let evidences = &self.verified.evidences;
-        let index = pages::render_index(self.publics, evidences, &campaigns, target.theme)?;
-        Ok(pages::Site { campaigns, index })
+        Ok(pages::Site { campaigns })
     }
 
     /// The write stage and the rescan: the generated files beside the
@@ -245,7 +245,7 @@ impl Stages<'_> {
             single_file: self.opts.single_file,
             out: &self.opts.out,
         };
-        let written = site.write(self.sink, rendered.campaigns, &rendered.index)?;
+        let written = site.write(self.sink, rendered.campaigns)?;
         phases.mark("write");
         rescan::rescan(&self.sink.staging, redactor, &written, prescanned)?;
         if self.sink.is_delta() && !prescanned {

@@ -1,7 +1,7 @@
 //! The render stage: each campaign's pages rendered (on every core, or
 //! taken from the preview's cache when nothing they read changed),
 //! templated, written to staging and scanned at once, then the ledger
-//! page and the site's index.
+//! page.
 
 use super::cache::{KeptFile, PageCache, PageFiles, PageKey, Rendering};
 use super::checks;
@@ -14,11 +14,10 @@ use crate::layout;
 use crate::page::{self, BlockRecord, Page};
 use crate::public::Public;
 use crate::redact::{scan, Detector, Redactor};
-use crate::render::{Theme, GENERATOR};
+use crate::render::Theme;
 use crate::sink::Sink;
 use anyhow::Result;
 use rayon::prelude::*;
-use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -51,8 +50,6 @@ fn emit(sink: &Sink, id: &str, rel: &str, bytes: &[u8], det: &Detector) -> Resul
 /// What the render stage hands on.
 pub(super) struct Site {
     pub campaigns: Vec<Rendered>,
-    /// The site's index page.
-    pub index: Vec<u8>,
 }
 
 /// A campaign's pages and ledger page, rendered before anything else of
@@ -74,6 +71,10 @@ pub(super) struct Rendered {
     pub pages: Vec<Page>,
     /// Pages rendered afresh (the others came from the cache).
     pub fresh: usize,
+    /// The campaign's headline figures, for the site's index.
+    pub headline: Vec<super::index::Figure>,
+    /// The publication digest every page shows ([`super::digest`]).
+    pub digest: String,
 }
 
 /// One campaign as the render stage reads it: as loaded, verified, made
@@ -104,6 +105,7 @@ impl Target<'_> {
         mut cache: Option<&mut PageCache>,
     ) -> Result<Rendered> {
         let (pages, fingerprints, fresh, sources) = self.pages(campaign, cache.as_deref())?;
+        let digest = super::digest::of_campaign(campaign.k, &pages);
         if let Some(cache) = cache.as_deref_mut() {
             for (i, (page, fingerprint)) in pages.iter().zip(&fingerprints).enumerate() {
                 let rendering = Rendering {
@@ -117,8 +119,9 @@ impl Target<'_> {
         let (figures, unmatched) = self.check_figures(campaign, &pages, &sources);
         let ledger = ledger(&pages);
         let (header, checks) = self.header(campaign, &pages, ledger.len())?;
-        let mut emitted = self.write_pages(campaign, &header, &pages, &fingerprints, cache)?;
-        emitted.push(self.ledger_page(campaign.p, &header, &ledger)?);
+        let mut emitted =
+            self.write_pages(campaign, &header, &pages, &fingerprints, &digest, cache)?;
+        emitted.push(self.ledger_page(campaign.p, &header, &ledger, &digest)?);
         Ok(Rendered {
             emitted,
             header,
@@ -133,6 +136,8 @@ impl Target<'_> {
                 Vec::new()
             },
             fresh,
+            headline: super::index::headline(&pages),
+            digest,
         })
     }
 
@@ -229,12 +234,14 @@ impl Target<'_> {
         header: &Header,
         pages: &[Arc<Page>],
         fingerprints: &[String],
+        digest: &str,
         cache: Option<&mut PageCache>,
     ) -> Result<Vec<Emitted>> {
         // What a page's files depend on besides the page: theme, footer,
-        // detector, and the header (which reads the ledger of every page).
+        // detector, the header (which reads the ledger of every page) and
+        // the digest.
         let around = format!(
-            ":{}:{}:{}:{header:?}",
+            ":{}:{}:{}:{header:?}:{digest}",
             self.theme.fingerprint,
             self.single_file,
             self.redactor.detector.fingerprint()
@@ -249,7 +256,7 @@ impl Target<'_> {
                 let old = cached.and_then(|c| c.outputs.get(&key(campaign, i)));
                 match old.filter(|old| old.fingerprint == fingerprint) {
                     Some(old) => self.rewrite(campaign.p, old),
-                    None => self.write_page(campaign, header, page, fingerprint, keep),
+                    None => self.write_page(campaign, header, page, (fingerprint, digest), keep),
                 }
             })
             .collect();
@@ -282,7 +289,7 @@ impl Target<'_> {
         campaign: &Campaign,
         header: &Header,
         page: &Page,
-        fingerprint: String,
+        (fingerprint, digest): (String, &str),
         keep: bool,
     ) -> Result<PageFiles> {
         let p = campaign.p;
@@ -295,6 +302,7 @@ impl Target<'_> {
             self.theme,
             self.single_file,
         );
+        ctx.insert("digest", digest);
         ctx.insert("content", &page.html);
         let toc: Vec<_> = page.toc.iter().filter(|h| h.level >= 2).collect();
         ctx.insert("toc", &toc);
@@ -319,10 +327,17 @@ impl Target<'_> {
     }
 
     /// The ledger page: every entry the pages show, once.
-    fn ledger_page(&self, p: &Public, h: &Header, ledger: &[LedgerEntry]) -> Result<Emitted> {
+    fn ledger_page(
+        &self,
+        p: &Public,
+        h: &Header,
+        ledger: &[LedgerEntry],
+        digest: &str,
+    ) -> Result<Emitted> {
         let title = "Failure ledger";
         let single = self.single_file;
         let mut ctx = base_context(p, h, layout::LEDGER_PAGE, title, self.theme, single);
+        ctx.insert("digest", digest);
         ctx.insert("count", &ledger.len());
         ctx.insert("ledger", &crate::blocks::entries_table(ledger));
         let html = self.theme.render("ledger.html", &ctx)?;
@@ -421,46 +436,4 @@ fn page_fingerprint(c: &crate::campaign::Campaign, e: &Evidence, shared: &str, i
         "{shared}:{i}:{file}:{}",
         e.verified_sha256(file).unwrap_or("")
     )
-}
-
-#[derive(Serialize)]
-struct IndexEntry<'a> {
-    id: &'a str,
-    title: &'a str,
-    date: &'a str,
-    state: &'a str,
-    decision: &'a str,
-    summary: Option<&'a str>,
-    files: usize,
-}
-
-/// The site's index: every campaign, newest first.
-pub(super) fn render_index(
-    publics: &[Public],
-    evidences: &[Evidence],
-    rendered: &[Rendered],
-    theme: &Theme,
-) -> Result<Vec<u8>> {
-    let mut entries: Vec<IndexEntry> = publics
-        .iter()
-        .zip(evidences)
-        .zip(rendered)
-        .map(|((p, e), r)| IndexEntry {
-            id: &p.meta.id,
-            title: &r.header.title,
-            date: &p.meta.date,
-            state: &r.header.state,
-            decision: &r.header.decision,
-            summary: r.header.summary.as_deref(),
-            files: e.files.len(),
-        })
-        .collect();
-    entries.sort_by(|a, b| b.date.cmp(a.date).then(a.id.cmp(b.id)));
-    let mut ctx = tera::Context::new();
-    ctx.insert("generator", GENERATOR);
-    ctx.insert("root", "");
-    ctx.insert("css", &theme.css);
-    ctx.insert("campaigns", &entries);
-    ctx.insert("toc", &Vec::<page::Heading>::new());
-    Ok(theme.render("index.html", &ctx)?.into_bytes())
 }

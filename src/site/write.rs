@@ -76,22 +76,30 @@ impl Site<'_> {
     /// The root SHA256SUMS covers every file outside the campaign folders
     /// and each campaign's SHA256SUMS, so `exhibit verify` (or
     /// `sha256sum -c` at the root) checks every file the site serves.
-    pub fn write(&self, sink: &Sink, pages: Vec<Rendered>, index: &[u8]) -> Result<Written> {
+    pub fn write(&self, sink: &Sink, pages: Vec<Rendered>) -> Result<Written> {
         let mut sums = Sums::new();
+        let mut written = Written::default();
+        let mut cited = Vec::new();
+        for (i, rendered) in pages.into_iter().enumerate() {
+            cited.push(super::index::Cited {
+                headline: rendered.headline.clone(),
+                digest: rendered.digest.clone(),
+                header: rendered.header.clone(),
+            });
+            let sha = self.write_campaign(sink, i, rendered, &mut written)?;
+            sums.insert(format!("{}/{}", self.publics[i].meta.id, layout::SUMS), sha);
+        }
+        let (index, feed) = super::index::render(self.publics, self.evidences, &cited, self.theme)?;
         let mut root = |rel: &str, bytes: &[u8]| -> Result<()> {
             let (sha, _) = sink.write(rel, bytes)?;
             sums.insert(rel.to_string(), sha);
             Ok(())
         };
         root(layout::MARKER, layout::MARKER_TEXT)?;
-        root(layout::INDEX_PAGE, index)?;
+        root(layout::INDEX_PAGE, &index)?;
+        root(layout::FEED, &feed)?;
         for a in &self.theme.assets {
             root(&a.path, &a.bytes)?;
-        }
-        let mut written = Written::default();
-        for (i, rendered) in pages.into_iter().enumerate() {
-            let sha = self.write_campaign(sink, i, rendered, &mut written)?;
-            sums.insert(format!("{}/{}", self.publics[i].meta.id, layout::SUMS), sha);
         }
         sink.write(layout::SUMS, sums_text(&sums).as_bytes())?;
         Ok(written)
@@ -132,12 +140,18 @@ impl Site<'_> {
         for f in &self.copies[i].files {
             sums.insert(f.path.clone(), f.public_sha256().to_string());
         }
+        // The pages show the digest of what the render stage knew: it must
+        // be the one this SHA256SUMS gives by the documented rule.
+        if super::digest::of_sums(&sums) != rendered.digest {
+            anyhow::bail!("internal error: the publication digest of `{id}` shown on its pages is not the one its SHA256SUMS gives");
+        }
         let audit = self.audit(
             i,
             rendered.blocks,
             rendered.ledger,
             rendered.checks,
             rendered.figures,
+            &rendered.digest,
         )?;
         let (sha, _) = sink.write(&format!("{id}/{}", layout::AUDIT), &audit)?;
         sums.insert(layout::AUDIT.to_string(), sha);
@@ -234,6 +248,7 @@ impl Site<'_> {
             &copied.iter().filter(|k| k.redacted()).count(),
         );
         ctx.insert("manifest", &self.manifest_facts(i));
+        ctx.insert("digest", &r.digest);
         ctx
     }
 
@@ -266,9 +281,10 @@ impl Site<'_> {
         Ok(self.theme.render("manifest.html", &ctx)?.into_bytes())
     }
 
-    /// The one-file copy: every page, the ledger and the file list, with
-    /// the stylesheet inline. Images are read back from the published
-    /// copies in `dir`.
+    /// The one-file copy: every page and the file list (each file in it as
+    /// a `data:` URL, up to [`crate::single::EMBED_LIMIT`]), with the
+    /// stylesheet inline. Images and files are read back from the
+    /// published copies.
     fn single_file_page(&self, i: usize, rendered: &Rendered, sink: &Sink) -> Result<Vec<u8>> {
         let id = &self.publics[i].meta.id;
         // A published copy is staged, or (preview) served unchanged.
@@ -282,7 +298,7 @@ impl Site<'_> {
             })
             .collect();
         let published: BTreeSet<&str> = rows.iter().map(|r| r.href.as_str()).collect();
-        let images = |path: &str| -> Option<Vec<u8>> {
+        let read = |path: &str| -> Option<Vec<u8>> {
             published
                 .contains(path)
                 .then(|| {
@@ -292,17 +308,37 @@ impl Site<'_> {
                 })
                 .flatten()
         };
+        let sizes: Vec<(&str, u64)> = self.copies[i]
+            .evidence_files()
+            .iter()
+            .map(|k| (k.path.as_str(), k.public_bytes()))
+            .collect();
+        let (embedded, left_out) = crate::single::embed(&sizes, &read);
+        let files: Vec<SingleRow> = rows
+            .iter()
+            .zip(embedded)
+            .map(|(row, embedded)| SingleRow { row, embedded })
+            .collect();
         let linker = crate::single::Linker::new(&rendered.pages, &listed);
-        let sections = linker.sections(&rendered.pages, &images);
+        let sections = linker.sections(&rendered.pages, &read);
         let mut ctx = self.files_context(i, rendered, "Offline copy", "");
-        ctx.insert("files", &rows);
+        ctx.insert("files", &files);
+        ctx.insert("left_out", &left_out);
+        let limit = format!("{} MiB", crate::single::EMBED_LIMIT >> 20);
+        ctx.insert("embed_limit", &limit);
         ctx.insert("css", self.theme.css_text());
         ctx.insert("sections", &sections);
         ctx.insert("count", &rendered.ledger.len());
-        ctx.insert(
-            "ledger",
-            &linker.fragment(&crate::blocks::entries_table(&rendered.ledger)),
-        );
+        ctx.insert("ledger_href", linker.ledger_href());
         Ok(self.theme.render("single.html", &ctx)?.into_bytes())
     }
+}
+
+/// A row of the single file's file list: the manifest row and, when it
+/// fits, the file itself.
+#[derive(Serialize)]
+struct SingleRow<'a> {
+    #[serde(flatten)]
+    row: &'a ManifestRow<'a>,
+    embedded: Option<crate::single::Embedded>,
 }

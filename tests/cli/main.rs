@@ -8,6 +8,7 @@ mod browser;
 mod build;
 mod charts;
 mod claims;
+mod digest;
 mod encodings;
 mod figures;
 mod format_doc;
@@ -89,6 +90,19 @@ pub fn stdout(o: &Output) -> String {
 pub fn seal(dir: &Path) {
     let o = run(exhibit().arg("seal").arg(dir));
     assert!(o.status.success(), "seal failed: {}", stderr(&o));
+}
+
+/// The sample built with `--single-file` into `scratch(name)/site`.
+pub fn sample_with_single_file(name: &str) -> PathBuf {
+    let out = scratch(name).join("site");
+    let o = run(exhibit()
+        .arg("build")
+        .arg(repo().join("sample-artifacts"))
+        .arg("-o")
+        .arg(&out)
+        .arg("--single-file"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
 }
 
 pub fn build(root: &Path, out: &Path) -> Output {

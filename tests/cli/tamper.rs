@@ -348,7 +348,7 @@ fn site_stylesheet_modified() {
             let text = read(&css) + "body{background:url(//evil.example/x)}\n";
             std::fs::write(css, text).unwrap();
         },
-        "3 ok, 1 modified; 16 ok",
+        "4 ok, 1 modified; 16 ok",
         "  modified        assets/style.",
     );
 }
@@ -357,12 +357,12 @@ fn site_stylesheet_modified() {
 fn site_index_modified_or_missing() {
     site_tampered(
         |out| std::fs::write(out.join("index.html"), "<h1>moved</h1>").unwrap(),
-        "3 ok, 1 modified; 16 ok",
+        "4 ok, 1 modified; 16 ok",
         "  modified        index.html",
     );
     site_tampered(
         |out| std::fs::remove_file(out.join("index.html")).unwrap(),
-        "3 ok, 1 missing; 16 ok",
+        "4 ok, 1 missing; 16 ok",
         "  missing         index.html",
     );
 }
@@ -371,13 +371,13 @@ fn site_index_modified_or_missing() {
 fn site_extra_root_file() {
     site_tampered(
         |out| std::fs::write(out.join("login.html"), "<form>").unwrap(),
-        "4 ok, 1 unlisted; 16 ok",
+        "5 ok, 1 unlisted; 16 ok",
         "  unlisted        login.html",
     );
     // A whole extra campaign folder, consistent in itself, is still extra.
     site_tampered(
         |out| copy_tree(&out.join("minimal"), &out.join("other")),
-        "4 ok, 17 unlisted; 16 ok; 16 ok",
+        "5 ok, 17 unlisted; 16 ok; 16 ok",
         "  unlisted        other/audit.json",
     );
 }

@@ -1,0 +1,141 @@
+//! The site's own files: the index of campaigns (each with its state and
+//! its headline figures, the first items of its first result card) and the
+//! Atom feed of campaigns. Both are dated by the campaigns, never by the
+//! build, so the same input gives the same bytes.
+
+use super::nav::Header;
+use crate::evidence::Evidence;
+use crate::page::{self, Page};
+use crate::public::Public;
+use crate::render::{Theme, GENERATOR};
+use anyhow::Result;
+use regex::Regex;
+use serde::Serialize;
+use std::sync::{Arc, OnceLock};
+
+/// How many items of the first card the index shows.
+const HEADLINE_ITEMS: usize = 2;
+
+/// One headline figure, as the card showed it (text, already redacted).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Figure {
+    pub label: String,
+    /// The change, when the card item has one: the large figure.
+    pub change: Option<String>,
+    /// `higher`, `lower`, `unchanged`: the change in a word.
+    pub direction: Option<String>,
+    pub value: String,
+}
+
+/// The first items of the campaign's first result card, in page order.
+/// Read back from the card's own markup, which exhibit wrote.
+pub(crate) fn headline(pages: &[Arc<Page>]) -> Vec<Figure> {
+    static CARD: OnceLock<Regex> = OnceLock::new();
+    static ITEM: OnceLock<Regex> = OnceLock::new();
+    let card = CARD.get_or_init(|| {
+        Regex::new(r#"(?s)<section class="block card"[^>]*>.*?</dl>"#).expect("valid card pattern")
+    });
+    let item = ITEM.get_or_init(|| {
+        Regex::new(concat!(
+            r#"<div class="card-item"><dt>([^<]*)</dt>"#,
+            r#"(?:<dd class="card-change">([^<]*?) <span class="card-direction">([^<]*)</span></dd>)?"#,
+            r#"<dd class="card-value">([^<]*)</dd>"#
+        ))
+        .expect("valid card item pattern")
+    });
+    let Some(html) = pages.iter().find_map(|p| card.find(&p.html)) else {
+        return Vec::new();
+    };
+    item.captures_iter(html.as_str())
+        .take(HEADLINE_ITEMS)
+        .map(|c| {
+            // Unescaped: the templates escape again.
+            let text = |i: usize| c.get(i).map(|m| crate::single::unescape(m.as_str()));
+            Figure {
+                label: text(1).unwrap_or_default(),
+                change: text(2),
+                direction: text(3),
+                value: text(4).unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
+struct Entry<'a> {
+    id: &'a str,
+    title: &'a str,
+    date: &'a str,
+    /// The date as an Atom timestamp (midnight UTC).
+    updated: String,
+    state: &'a str,
+    decision: &'a str,
+    summary: Option<&'a str>,
+    files: usize,
+    headline: &'a [Figure],
+    digest: &'a str,
+}
+
+/// What the index and the feed show of a rendered campaign.
+pub(super) struct Cited {
+    pub headline: Vec<Figure>,
+    pub digest: String,
+    /// The header as shown, its references resolved.
+    pub header: Header,
+}
+
+/// Every campaign, newest first (ties by id).
+fn entries<'a>(
+    publics: &'a [Public],
+    evidences: &'a [Evidence],
+    rendered: &'a [Cited],
+) -> Vec<Entry<'a>> {
+    let mut entries: Vec<Entry> = publics
+        .iter()
+        .zip(evidences)
+        .zip(rendered)
+        .map(|((p, e), c)| Entry {
+            id: &p.meta.id,
+            title: &c.header.title,
+            date: &p.meta.date,
+            updated: format!("{}T00:00:00Z", p.meta.date),
+            state: &c.header.state,
+            decision: &c.header.decision,
+            summary: c.header.summary.as_deref(),
+            files: e.files.len(),
+            headline: &c.headline,
+            digest: &c.digest,
+        })
+        .collect();
+    entries.sort_by(|a, b| b.date.cmp(a.date).then(a.id.cmp(b.id)));
+    entries
+}
+
+/// The index page and the Atom feed, from each campaign's headline
+/// figures and digest (in `publics` order).
+pub(super) fn render(
+    publics: &[Public],
+    evidences: &[Evidence],
+    rendered: &[Cited],
+    theme: &Theme,
+) -> Result<(Vec<u8>, Vec<u8>)> {
+    let entries = entries(publics, evidences, rendered);
+    let mut ctx = tera::Context::new();
+    ctx.insert("generator", GENERATOR);
+    ctx.insert("root", "");
+    ctx.insert("css", &theme.css);
+    ctx.insert("campaigns", &entries);
+    ctx.insert("feed", crate::layout::FEED);
+    ctx.insert(
+        "updated",
+        entries
+            .iter()
+            .map(|e| e.updated.as_str())
+            .max()
+            .unwrap_or("1970-01-01T00:00:00Z"),
+    );
+    ctx.insert("toc", &Vec::<page::Heading>::new());
+    let index = theme.render("index.html", &ctx)?.into_bytes();
+    let feed = theme.render("feed.xml", &ctx)?.into_bytes();
+    Ok((index, feed))
+}
