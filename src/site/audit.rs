@@ -14,9 +14,11 @@ use anyhow::Result;
 use serde::Serialize;
 
 #[derive(Serialize)]
-struct Audit<'a> {
+struct Audit {
     generator: &'static str,
-    campaign: &'a campaign::Meta,
+    /// campaign.json as the pages show it: its references resolved, so no
+    /// reference is published as literal text here either.
+    campaign: campaign::Meta,
     verification: Verification,
     files: Vec<AuditFile>,
     blocks: Vec<BlockRecord>,
@@ -75,10 +77,11 @@ impl Site<'_> {
         checks: Vec<super::checks::Outcome>,
         figures: Vec<crate::claims::Record>,
         digest: &str,
+        header: &super::nav::Header,
     ) -> Result<Vec<u8>> {
         let audit = Audit {
             generator: GENERATOR,
-            campaign: &self.publics[i].meta,
+            campaign: shown_meta(&self.publics[i].meta, header),
             verification: self.verification(i, digest),
             files: self.audit_files(i),
             blocks,
@@ -125,4 +128,19 @@ impl Site<'_> {
             })
             .collect()
     }
+}
+
+/// The campaign's metadata with the header's resolved texts in place of
+/// the references campaign.json writes.
+fn shown_meta(meta: &campaign::Meta, header: &super::nav::Header) -> campaign::Meta {
+    let mut shown = meta.clone();
+    shown.title = header.title.clone();
+    shown.state = header.state.clone();
+    shown.scope = header.scope.clone();
+    shown.decision = header.decision.clone();
+    shown.summary = header.summary.clone();
+    for (page, title) in shown.pages.iter_mut().zip(&header.pages) {
+        page.title = title.clone();
+    }
+    shown
 }

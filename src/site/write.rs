@@ -152,6 +152,7 @@ impl Site<'_> {
             rendered.checks,
             rendered.figures,
             &rendered.digest,
+            &rendered.header,
         )?;
         let (sha, _) = sink.write(&format!("{id}/{}", layout::AUDIT), &audit)?;
         sums.insert(layout::AUDIT.to_string(), sha);

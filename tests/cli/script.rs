@@ -63,6 +63,10 @@ fn every_link_target_meets_the_one_filter() {
     assert!(o.status.success(), "{}", stderr(&o));
     for page in ["minimal/notes.html", "minimal/minimal.html"] {
         let html = read(&out.join(page)).to_ascii_lowercase();
+        // The single file embeds notes.md itself as an inert text/plain
+        // link: its hostile text is the artifact's content, not markup.
+        let embedded = regex::Regex::new(r#"href="data:text/plain;[^"]*""#).unwrap();
+        let html = embedded.replace_all(&html, "href=\"\"");
         for bad in [
             "javascript:",
             "vbscript:",
