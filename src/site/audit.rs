@@ -69,25 +69,16 @@ struct AuditFile {
 
 impl Site<'_> {
     /// Campaign `i`'s audit.json, with the blocks and ledger its pages show.
-    pub(super) fn audit(
-        &self,
-        i: usize,
-        blocks: Vec<BlockRecord>,
-        ledger: Vec<LedgerEntry>,
-        checks: Vec<super::checks::Outcome>,
-        figures: Vec<crate::claims::Record>,
-        digest: &str,
-        header: &super::nav::Header,
-    ) -> Result<Vec<u8>> {
+    pub(super) fn audit(&self, i: usize, shown: Shown) -> Result<Vec<u8>> {
         let audit = Audit {
             generator: GENERATOR,
-            campaign: shown_meta(&self.publics[i].meta, header),
-            verification: self.verification(i, digest),
+            campaign: shown_meta(&self.publics[i].meta, shown.header),
+            verification: self.verification(i, shown.digest),
             files: self.audit_files(i),
-            blocks,
-            ledger,
-            checks,
-            figures,
+            blocks: shown.blocks,
+            ledger: shown.ledger,
+            checks: shown.checks,
+            figures: shown.figures,
         };
         let mut text = serde_json::to_string_pretty(&audit)?;
         text.push('\n');
@@ -128,6 +119,16 @@ impl Site<'_> {
             })
             .collect()
     }
+}
+
+/// What the render stage made of a campaign that audit.json records.
+pub(super) struct Shown<'a> {
+    pub blocks: Vec<BlockRecord>,
+    pub ledger: Vec<LedgerEntry>,
+    pub checks: Vec<super::checks::Outcome>,
+    pub figures: Vec<crate::claims::Record>,
+    pub digest: &'a str,
+    pub header: &'a super::nav::Header,
 }
 
 /// The campaign's metadata with the header's resolved texts in place of

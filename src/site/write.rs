@@ -147,12 +147,14 @@ impl Site<'_> {
         }
         let audit = self.audit(
             i,
-            rendered.blocks,
-            rendered.ledger,
-            rendered.checks,
-            rendered.figures,
-            &rendered.digest,
-            &rendered.header,
+            super::audit::Shown {
+                blocks: rendered.blocks,
+                ledger: rendered.ledger,
+                checks: rendered.checks,
+                figures: rendered.figures,
+                digest: &rendered.digest,
+                header: &rendered.header,
+            },
         )?;
         let (sha, _) = sink.write(&format!("{id}/{}", layout::AUDIT), &audit)?;
         sums.insert(layout::AUDIT.to_string(), sha);
