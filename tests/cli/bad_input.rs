@@ -189,24 +189,13 @@ fn output_inside_the_campaign_is_refused() {
     pinned("build-output-replacing-input", &o, 2, &scratch);
 }
 
-/// `exhibit build DIR -o OUT --expect PIN`.
-fn build_expecting(dir: &Path, out: &Path, pin: &str) -> Output {
-    run(exhibit()
-        .arg("build")
-        .arg(dir)
-        .arg("-o")
-        .arg(out)
-        .arg("--expect")
-        .arg(pin))
-}
-
 #[test]
 fn build_pin_naming_no_campaign_here() {
     let (dir, scratch) = sealed();
     let o = build_expecting(
         &dir,
         &scratch.join("site"),
-        &format!("other={}", "a".repeat(64)),
+        format!("other={}", "a".repeat(64)),
     );
     pinned("build-expect-unknown-campaign", &o, 2, &scratch);
 }
@@ -294,13 +283,15 @@ fn a_plain_path_binary_entry_is_explained() {
     let text = read(&meta).replace(r#""binary": []"#, r#""binary": ["artifacts/logo.png"]"#);
     std::fs::write(&meta, text).unwrap();
     seal(&dir);
-    let o = build(&dir, &dir.parent().unwrap().join("site"));
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
     pinned(
         "build-binary-entry-plain-path",
         &o,
         2,
         dir.parent().unwrap(),
     );
+    assert!(!out.exists(), "nothing is published");
 }
 
 // Evidence failures: exit 1, every bad file named.

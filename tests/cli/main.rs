@@ -146,6 +146,17 @@ pub fn read(path: &Path) -> String {
 }
 
 /// The inline SVG charts of a page.
+/// `exhibit build DIR -o OUT --expect PIN`.
+pub fn build_expecting(dir: &Path, out: &Path, pin: impl AsRef<std::ffi::OsStr>) -> Output {
+    run(exhibit()
+        .arg("build")
+        .arg(dir)
+        .arg("-o")
+        .arg(out)
+        .arg("--expect")
+        .arg(pin))
+}
+
 /// Each chart's wide drawing (a chart draws a wide and a narrow SVG).
 pub fn wide_charts(html: &str) -> Vec<&str> {
     svgs(html)

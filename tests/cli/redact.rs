@@ -345,25 +345,6 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn a_plain_path_binary_entry_is_explained() {
-    let dir = fixture("leaky");
-    let meta = dir.join("campaign.json");
-    let text = read(&meta).replace(r#""binary": []"#, r#""binary": ["artifacts/logo.png"]"#);
-    std::fs::write(&meta, text).unwrap();
-    seal(&dir);
-    let out = dir.parent().unwrap().join("site");
-    let o = build(&dir, &out);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(err.contains("campaign.json:"), "{err}");
-    assert!(
-        err.contains(r#"{"path": "artifacts/logo.png", "sha256": "#),
-        "{err}"
-    );
-    assert!(!out.exists(), "nothing is published");
-}
-
-#[test]
 fn a_leak_in_the_output_fails_the_build_and_keeps_the_old_site() {
     let (dir, out) = build_leaky();
     let before = tree(&out);

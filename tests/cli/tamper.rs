@@ -258,16 +258,6 @@ fn sha256_of(path: &Path) -> String {
     exhibit::hash::sha256_bytes(&std::fs::read(path).unwrap())
 }
 
-fn build_expecting(dir: &Path, out: &Path, pin: impl AsRef<std::ffi::OsStr>) -> Output {
-    run(exhibit()
-        .arg("build")
-        .arg(dir)
-        .arg("-o")
-        .arg(out)
-        .arg("--expect")
-        .arg(pin))
-}
-
 #[test]
 fn rewritten_manifest_caught_by_expect() {
     let dir = sealed_with(&[]);
