@@ -127,11 +127,25 @@ pub(crate) fn report(all: &[Unmatched]) -> anyhow::Result<()> {
         );
         return Err(EvidenceFailed { report }.into());
     }
-    for line in all.iter().flat_map(|u| &u.lines) {
+    let lines: Vec<&String> = all.iter().flat_map(|u| &u.lines).collect();
+    for line in lines.iter().take(SHOWN_WARNINGS) {
         eprintln!("warning: {line}");
+    }
+    if let Some(more) = lines.len().checked_sub(SHOWN_WARNINGS).filter(|&n| n > 0) {
+        eprintln!(
+            "warning: {more} more typed figure{} match{} no value of the data: audit.json lists every figure; `--strict` prints them all",
+            if more == 1 { "" } else { "s" },
+            if more == 1 { "es" } else { "" },
+        );
     }
     Ok(())
 }
+
+/// How many unmatched figures a build prints one by one: a campaign of
+/// prose with no data (thousands of figures) would otherwise bury the
+/// output; the rest are counted, listed in audit.json, and printed in full
+/// under `--strict`.
+const SHOWN_WARNINGS: usize = 20;
 
 /// `PATH:LINE:COL: typed figure `X` matches no value of the data (nearest: V, SOURCE)`.
 fn unmatched_line(path: &Path, f: &Figure, nearest: Option<&Known>) -> String {

@@ -401,3 +401,33 @@ fn card_text_is_checked_around_its_placeholders() {
         .collect();
     assert_eq!(texts, ["151", "150"]);
 }
+
+#[test]
+fn past_twenty_unmatched_figures_the_rest_are_counted_and_audit_lists_all() {
+    let prose: String = (0..25)
+        .map(|i| format!("Decode reached {}.5 tok/s.\n\n", 700 + i))
+        .collect();
+    let dir = campaign(&format!("## Results\n\n{prose}"), "");
+    let o = build(&dir, &site(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let w = warnings(&o);
+    assert_eq!(w.len(), 21, "{w:?}");
+    assert!(
+        w[19].contains("typed figure `719.5` matches no value"),
+        "{w:?}"
+    );
+    assert_eq!(
+        w[20],
+        "warning: 5 more typed figures match no value of the data: audit.json lists every figure; `--strict` prints them all"
+    );
+    assert_eq!(audit_figures(&dir, "figs").len(), 25);
+    // Under --strict every one is named.
+    let o = build_strict(&dir);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("typed figure `724.5`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("25 typed figures match no value of the data (strict)"));
+}
