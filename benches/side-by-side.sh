@@ -19,10 +19,10 @@ bash "$script" "$bin" "$@" | tee /dev/stderr | python3 -c '
 import re, sys
 ok = lambda b: "PASS" if b else "FAIL"
 for line in sys.stdin:
-    m = re.match(r"N=(\d+): exhibit ([\d.]+)s (\d+)MB .* ex/hugo ([\d.]+)", line)
+    m = re.match(r"N=(\d+): exhibit [\d.]+s (\d+)MB .* ex/hugo ([\d.]+)", line)
     if not m:
         continue
-    n, t, mb, r = int(m[1]), float(m[2]), int(m[3]), float(m[4])
+    n, mb, r = int(m[1]), int(m[2]), float(m[3])
     cap = 48 if n <= 1000 else 150
     print(f"N={n}: ex/hugo {r:.3f} (target <= 0.20: {ok(r <= 0.20)}); "
           f"peak {mb} MB (target < {cap}: {ok(mb < cap)})")

@@ -131,7 +131,8 @@ pub(crate) fn report(all: &[Unmatched]) -> anyhow::Result<()> {
     for line in lines.iter().take(SHOWN_WARNINGS) {
         eprintln!("warning: {line}");
     }
-    if let Some(more) = lines.len().checked_sub(SHOWN_WARNINGS).filter(|&n| n > 0) {
+    if lines.len() > SHOWN_WARNINGS {
+        let more = lines.len() - SHOWN_WARNINGS;
         eprintln!(
             "warning: {more} more typed figure{} match{} no value of the data: audit.json lists every figure; `--strict` prints them all",
             if more == 1 { "" } else { "s" },
