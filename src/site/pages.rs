@@ -239,12 +239,17 @@ impl Target<'_> {
     ) -> Result<Vec<Emitted>> {
         // What a page's files depend on besides the page: theme, footer,
         // detector, the header (which reads the ledger of every page) and
-        // the digest.
-        let around = format!(
-            ":{}:{}:{}:{header:?}:{digest}",
-            self.theme.fingerprint,
-            self.single_file,
-            self.redactor.detector.fingerprint()
+        // the digest. Hashed once: the header lists every page's title, so
+        // copying it into each page's fingerprint would grow with the
+        // square of the page count.
+        let around = crate::hash::sha256_bytes(
+            format!(
+                "{}:{}:{}:{header:?}:{digest}",
+                self.theme.fingerprint,
+                self.single_file,
+                self.redactor.detector.fingerprint()
+            )
+            .as_bytes(),
         );
         let keep = cache.is_some();
         let cached = cache.as_deref();
@@ -252,7 +257,7 @@ impl Target<'_> {
             .par_iter()
             .enumerate()
             .map(|(i, page)| {
-                let fingerprint = format!("{}{around}", fingerprints[i]);
+                let fingerprint = format!("{}:{around}", fingerprints[i]);
                 let old = cached.and_then(|c| c.outputs.get(&key(campaign, i)));
                 match old.filter(|old| old.fingerprint == fingerprint) {
                     Some(old) => self.rewrite(campaign.p, old),
