@@ -119,6 +119,44 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// Line and column of many byte offsets in one text: line starts are
+/// found once, and a column is counted on from the previous lookup when
+/// that was earlier on the same line, so a page's positions looked up in
+/// order cost one pass over it (a one-line page of numbers included).
+pub(crate) struct Lines<'a> {
+    text: &'a str,
+    /// Byte offset where each line starts.
+    starts: Vec<usize>,
+    /// The last lookup: its offset and column.
+    last: std::cell::Cell<(usize, usize)>,
+}
+
+impl<'a> Lines<'a> {
+    pub(crate) fn new(text: &'a str) -> Lines<'a> {
+        let breaks = memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1);
+        Lines {
+            text,
+            starts: std::iter::once(0).chain(breaks).collect(),
+            last: std::cell::Cell::new((0, 1)),
+        }
+    }
+
+    /// 1-based line and column (in characters) of `offset`, as
+    /// [`line_col`] gives them.
+    pub(crate) fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = floor_char_boundary(self.text, offset.min(self.text.len()));
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        let (from, col) = match self.last.get() {
+            (o, c) if o >= start && o <= offset => (o, c),
+            _ => (start, 1),
+        };
+        let col = col + self.text[from..offset].chars().count();
+        self.last.set((offset, col));
+        (line, col)
+    }
+}
+
 fn floor_char_boundary(text: &str, mut i: usize) -> usize {
     while !text.is_char_boundary(i) {
         i -= 1;
@@ -169,6 +207,14 @@ mod tests {
         assert_eq!(line_col(text, 0), (1, 1));
         assert_eq!(line_col(text, 3), (2, 1));
         assert_eq!(line_col(text, text.find('f').unwrap()), (2, 5));
+        let lines = Lines::new(text);
+        for offset in (0..=text.len() + 2).chain([7, 2, 0, 9]) {
+            assert_eq!(
+                lines.line_col(offset),
+                line_col(text, offset),
+                "at {offset}"
+            );
+        }
     }
 
     #[test]

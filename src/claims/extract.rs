@@ -3,6 +3,7 @@
 //! times, versions, identifiers, numbers inside names, URLs, the
 //! `[~…]` marker) is cut out before numbers are looked for.
 
+use crate::error::Lines;
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -86,22 +87,19 @@ const UNITS: &[&str] = &[
 /// The figures typed in `s`, a run of a page's source starting at byte
 /// `base`. `heading`: `s` opens a heading, whose numbering (`2.`, `3.1`)
 /// is not a claim.
-pub(crate) fn figures(page: &str, s: &str, base: usize, heading: bool) -> Vec<Figure> {
-    let mut s = s.to_string();
-    // Cut out what is not a claim (blanked with spaces, so offsets hold).
-    let cut: Vec<_> = not_claims().find_iter(&s).map(|m| m.range()).collect();
-    for r in cut {
-        s.replace_range(r.clone(), &" ".repeat(r.len()));
+pub(crate) fn figures(page: &Lines, s: &str, base: usize, heading: bool) -> Vec<Figure> {
+    if !s.bytes().any(|b| b.is_ascii_digit()) {
+        return Vec::new();
     }
+    // Cut out what is not a claim (blanked with spaces, so offsets hold).
+    let mut cut: Vec<_> = not_claims().find_iter(s).map(|m| m.range()).collect();
     if heading {
         static NUMBERING: OnceLock<Regex> = OnceLock::new();
         let re = NUMBERING
             .get_or_init(|| Regex::new(r"^\s*\d+(?:\.\d+)*[.)]?\s").expect("valid pattern"));
-        if let Some(m) = re.find(&s) {
-            let r = m.range();
-            s.replace_range(r.clone(), &" ".repeat(r.len()));
-        }
+        cut.extend(re.find(s).map(|m| m.range()));
     }
+    let s = blanked(s, &cut);
     let mut out: Vec<Figure> = Vec::new();
     for c in number().captures_iter(&s) {
         let whole = c.get(0).expect("match");
@@ -128,7 +126,7 @@ pub(crate) fn figures(page: &str, s: &str, base: usize, heading: bool) -> Vec<Fi
             continue;
         };
         let start = sign.map_or(num.start(), |m| m.start());
-        let (line, col) = crate::error::line_col(page, base + start);
+        let (line, col) = page.line_col(base + start);
         out.push(Figure {
             offset: base + start,
             line,
@@ -144,6 +142,20 @@ pub(crate) fn figures(page: &str, s: &str, base: usize, heading: bool) -> Vec<Fi
         });
     }
     out
+}
+
+/// `s` with each of the `cut` ranges (on character boundaries) blanked
+/// with spaces, in one pass.
+fn blanked(s: &str, cut: &[std::ops::Range<usize>]) -> String {
+    if cut.is_empty() {
+        return s.to_string();
+    }
+    let mut bytes = s.as_bytes().to_vec();
+    for r in cut {
+        bytes[r.clone()].fill(b' ');
+    }
+    // Whole characters became ASCII spaces: still UTF-8.
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// What follows a number leaves it a figure: no letter or digit stuck to
@@ -184,14 +196,29 @@ pub(crate) fn typed_text(template: &str) -> String {
 }
 
 /// The white-space-delimited word of `page` around byte `offset`.
+/// A word longer than [`WORD_REACH`] bytes either side is cut there (so a
+/// page with no white space costs no more than one with some): the output
+/// gate still scans every published byte.
 pub(crate) fn word_at(page: &str, offset: usize) -> &str {
-    let start = page[..offset]
+    let from = floor_boundary(page, offset.saturating_sub(WORD_REACH));
+    let to = floor_boundary(page, (offset + WORD_REACH).min(page.len()));
+    let start = page[from..offset]
         .rfind(char::is_whitespace)
-        .map_or(0, |i| i + 1);
-    let end = page[offset..]
+        .map_or(from, |i| from + i + 1);
+    let end = page[offset..to]
         .find(char::is_whitespace)
-        .map_or(page.len(), |i| offset + i);
+        .map_or(to, |i| offset + i);
     &page[start..end]
+}
+
+/// How far [`word_at`] looks for the ends of a word.
+const WORD_REACH: usize = 256;
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// The page text as shown: each `[~FIGURE]` marker becomes `FIGURE`.
@@ -206,7 +233,7 @@ mod tests {
     use super::*;
 
     fn texts(s: &str) -> Vec<String> {
-        figures(s, s, 0, false)
+        figures(&Lines::new(s), s, 0, false)
             .into_iter()
             .map(|f| f.text)
             .collect()
@@ -235,10 +262,15 @@ mod tests {
 
     #[test]
     fn precision_and_ranges() {
-        let f = figures("20.5–26.4%", "20.5–26.4%", 0, false);
+        let f = figures(&Lines::new("20.5–26.4%"), "20.5–26.4%", 0, false);
         assert!(f[0].percent && f[1].percent);
         assert_eq!((f[0].scaled, f[0].decimals), (205, 1));
-        let h = figures("2. Setup of 3 runs", "2. Setup of 3 runs", 0, true);
+        let h = figures(
+            &Lines::new("2. Setup of 3 runs"),
+            "2. Setup of 3 runs",
+            0,
+            true,
+        );
         assert_eq!(h.len(), 1);
         assert_eq!(h[0].text, "3");
     }

@@ -166,7 +166,7 @@ impl<'a> Renderer<'a> {
     /// out: audit.json lists figures as written.
     fn typed_figures(&mut self, range: Range<usize>, heading: bool) {
         let src = &self.text[range.clone()];
-        let figures = crate::claims::figures(self.text, src, range.start, heading);
+        let figures = crate::claims::figures(&self.lines, src, range.start, heading);
         self.keep_figures(figures);
     }
 

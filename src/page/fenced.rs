@@ -46,7 +46,7 @@ impl Renderer<'_> {
             match blocks::parse(kind, body).and_then(|_| blocks::parse(kind, &public_body)) {
                 Ok(b) => b,
                 Err(blocks::ParseError::Json(e)) => {
-                    let (line, _) = crate::error::line_col(self.text, body_start);
+                    let (line, _) = self.lines.line_col(body_start);
                     return Err(InputError::json(&self.path, self.text, line - 1, &e)
                         .with_prefix(&format!("bad `exhibit {kind}` block: "))
                         .into());
@@ -62,16 +62,11 @@ impl Renderer<'_> {
             evidence: self.evidence,
             store: self.store,
             chart_id: format!("chart-{}", self.charts),
-            export_stem: format!(
-                "{}-{}-{}",
-                self.stem,
-                block.kind(),
-                1 + self
-                    .blocks
-                    .iter()
-                    .filter(|b| b.kind == block.kind())
-                    .count()
-            ),
+            export_stem: format!("{}-{}-{}", self.stem, block.kind(), {
+                let n = self.of_kind.entry(block.kind()).or_default();
+                *n += 1;
+                *n
+            }),
         };
         let rendered = match blocks::render(&block, &ctx) {
             Ok(r) => r,
@@ -79,7 +74,7 @@ impl Renderer<'_> {
                 return Err(self.err(at, format!("`exhibit {kind}` block: {m}")))
             }
             Err(Problem::Positioned(e)) => {
-                let (line, col) = crate::error::line_col(self.text, at);
+                let (line, col) = self.lines.line_col(at);
                 return Err(e.context(format!(
                     "in the `exhibit {kind}` block at {}:{line}:{col}",
                     self.path.display()
@@ -90,14 +85,14 @@ impl Renderer<'_> {
         self.html.push('\n');
         self.caption_figures(&block, body_start);
         if let Some(source) = &rendered.source {
-            let (line, _) = crate::error::line_col(self.text, at);
+            let (line, _) = self.lines.line_col(at);
             let at = format!("{kind} at {}:{line}", self.store.public.name(self.file));
             let computed = crate::claims::computed(&block, source, &at);
             self.figures.computed.extend(computed);
         }
         self.blocks.push(BlockRecord {
             page: self.file.to_string(),
-            line: crate::error::line_col(self.text, at).0,
+            line: self.lines.line_col(at).0,
             kind: block.kind(),
             source: rendered.source.as_ref().map(|s| s.path.clone()),
             sha256: rendered.source.as_ref().map(|s| s.sha256.clone()),
@@ -123,7 +118,7 @@ impl Renderer<'_> {
             };
             let start = body_start + i + 1;
             let typed = crate::claims::typed_text(&self.text[start..start + text.len()]);
-            let figures = crate::claims::figures(self.text, &typed, start, false);
+            let figures = crate::claims::figures(&self.lines, &typed, start, false);
             self.keep_figures(figures);
         }
     }

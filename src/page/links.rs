@@ -26,7 +26,7 @@ impl Renderer<'_> {
         let Some(id) = frag.strip_prefix('#').filter(|id| !id.is_empty()) else {
             return;
         };
-        let (line, col) = crate::error::line_col(self.text, at);
+        let (line, col) = self.lines.line_col(at);
         self.anchors.push(Anchor {
             page: page.to_string(),
             id: id.to_string(),

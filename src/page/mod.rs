@@ -131,6 +131,8 @@ struct Renderer<'a> {
     file: &'a str,
     path: PathBuf,
     text: &'a str,
+    /// Positions in `text`, looked up as the page is read.
+    lines: crate::error::Lines<'a>,
     html: String,
     pending: Vec<Event<'a>>,
     toc: Vec<Heading>,
@@ -138,6 +140,8 @@ struct Renderer<'a> {
     blocks: Vec<BlockRecord>,
     ledger: Vec<LedgerEntry>,
     charts: usize,
+    /// Blocks of each kind so far, numbering their downloads.
+    of_kind: HashMap<&'static str, usize>,
     /// The page's output name without `.html`, naming its downloads.
     stem: String,
     downloads: Vec<crate::blocks::Download>,
@@ -186,6 +190,7 @@ pub fn render(
         file: &page.file,
         path,
         text: &text,
+        lines: crate::error::Lines::new(&text),
         html: String::with_capacity(text.len() * 2),
         pending: Vec::new(),
         toc: Vec::new(),
@@ -193,6 +198,7 @@ pub fn render(
         blocks: Vec::new(),
         ledger: Vec::new(),
         charts: 0,
+        of_kind: HashMap::new(),
         stem: store
             .public
             .page_output(index)

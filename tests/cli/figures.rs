@@ -431,3 +431,21 @@ fn past_twenty_unmatched_figures_the_rest_are_counted_and_audit_lists_all() {
     );
     assert!(stderr(&o).contains("25 typed figures match no value of the data (strict)"));
 }
+
+/// The dense worst case: one line of 100,000 figures and no white space.
+/// Each is found and placed at its own column (positions are looked up
+/// in one pass over the page, not counted from its start each time).
+#[test]
+fn a_line_of_a_hundred_thousand_figures_is_read_in_one_pass() {
+    let n = 100_000;
+    let line: Vec<String> = (0..n).map(|i| format!("{}", 7000 + i % 1000)).collect();
+    let line = line.join(";");
+    let dir = campaign(&format!("## Results\n\n{line}\n"), "");
+    let o = build(&dir, &site(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let figures = audit_figures(&dir, "figs");
+    assert_eq!(figures.len(), n);
+    let last_col = line.len() - 3;
+    assert_eq!(figures[n - 1]["at"], format!("3:{last_col}"));
+    assert_eq!(figures[n - 1]["text"], "7999");
+}
