@@ -141,6 +141,11 @@ impl<'a> Lines<'a> {
         }
     }
 
+    /// The text positions are looked up in.
+    pub(crate) fn text(&self) -> &'a str {
+        self.text
+    }
+
     /// 1-based line and column (in characters) of `offset`, as
     /// [`line_col`] gives them.
     pub(crate) fn line_col(&self, offset: usize) -> (usize, usize) {

@@ -1,7 +1,7 @@
 //! `ledger` blocks (retained failures) and `manifest` blocks (every file
 //! with its verification verdict).
 
-use super::{Ctx, Problem};
+use super::{Ctx, DataText, Problem};
 use crate::data::Source;
 use crate::expr::{Ref, Template};
 use crate::html::escape;
@@ -139,10 +139,11 @@ pub struct LedgerEntry {
 pub fn render(
     spec: &LedgerSpec,
     ctx: &Ctx,
-) -> Result<(String, Arc<Source>, Vec<LedgerEntry>), Problem> {
+) -> Result<(String, Arc<Source>, Vec<LedgerEntry>, Vec<DataText>), Problem> {
     let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     let records = source.records(spec.pointer.as_deref())?;
     let mut entries = Vec::with_capacity(records.items.len());
+    let mut typed = Vec::new();
     for (rec, label) in &records.items {
         if !spec.filter.as_ref().is_none_or(|f| f.keeps(rec)) {
             continue;
@@ -152,6 +153,12 @@ pub fn render(
             None => serde_json::from_value((*rec).clone()).map_err(|e| e.to_string()),
         }
         .map_err(|e| Problem::Here(format!("ledger record {label}: {e}")))?;
+        if spec.entry.is_none() {
+            // The record's own texts are typed in the data file (an
+            // entry's templates are typed in the block).
+            let texts = std::iter::once(&entry.result).chain(&entry.impact);
+            typed.extend(texts.map(|t| DataText::of(&source, rec, t, ctx)));
+        }
         // What was observed and what it means may quote the data.
         let result = ctx.expand(&entry.result);
         let result = result.map_err(|p| super::at_record_problem(label, "result", p))?;
@@ -183,7 +190,7 @@ pub fn render(
     html.push_str(&entries_table(&entries));
     html.push_str(&ctx.source_note(&source));
     html.push_str("</figure>");
-    Ok((html, source, entries))
+    Ok((html, source, entries, typed))
 }
 
 /// The ledger table, shared with the campaign's ledger page.

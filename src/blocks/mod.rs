@@ -122,6 +122,33 @@ pub struct Rendered {
     pub ledger: Vec<LedgerEntry>,
     /// Data downloads the block links to.
     pub downloads: Vec<Download>,
+    /// Strings the block shows as a data file holds them.
+    pub(crate) data_texts: Vec<DataText>,
+}
+
+/// A string a block shows as its data file typed it (a ledger record's
+/// `result` or `impact`, a key-value table's text value): the numbers in
+/// it are typed figures, placed in that file.
+#[derive(Debug, Clone)]
+pub(crate) struct DataText {
+    /// The file's campaign path.
+    pub file: String,
+    /// The string as the record holds it, its references unresolved.
+    pub text: String,
+}
+
+impl DataText {
+    /// `text` of record `rec` of `source`: a glob's record names its file.
+    pub(crate) fn of(source: &Source, rec: &serde_json::Value, text: &str, ctx: &Ctx) -> DataText {
+        let file = match rec.get("source_path").and_then(serde_json::Value::as_str) {
+            Some(public) if !source.members.is_empty() => ctx.store.public.original(public),
+            _ => source.path.as_str(),
+        };
+        DataText {
+            file: file.to_string(),
+            text: text.to_string(),
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -132,7 +159,10 @@ impl Ctx<'_> {
             store: self.store,
             ledger: None,
         };
-        refs.expand(text).map(|e| e.text).map_err(|(_, e)| match e {
+        // A figure marked as quoted from elsewhere (`[~6000]`) is shown
+        // without its marker.
+        let shown = |e: crate::page::Expanded| crate::claims::unmark(&e.text).into_owned();
+        refs.expand(text).map(shown).map_err(|(_, e)| match e {
             crate::page::RefError::Here(m) => Problem::Here(m),
             crate::page::RefError::Positioned(e) => Problem::Positioned(e),
         })
@@ -182,16 +212,24 @@ pub fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
         source: Some(source),
         ledger: Vec::new(),
         downloads: Vec::new(),
+        data_texts: Vec::new(),
     };
     let with_data = |(html, source, downloads): (String, Arc<Source>, Vec<Download>)| Rendered {
         html,
         source: Some(source),
         ledger: Vec::new(),
         downloads,
+        data_texts: Vec::new(),
     };
     Ok(match block {
         Block::Card(spec) => plain(card::render(spec, ctx)?),
-        Block::KeyValue(spec) => with_data(table::render_keyvalue(spec, ctx)?),
+        Block::KeyValue(spec) => {
+            let (html, source, downloads, data_texts) = table::render_keyvalue(spec, ctx)?;
+            Rendered {
+                data_texts,
+                ..with_data((html, source, downloads))
+            }
+        }
         Block::Table(spec) => with_data(table::render(spec, ctx)?),
         Block::Chart(spec) => {
             // Title and caption resolved here, so the chart draws text.
@@ -203,12 +241,13 @@ pub fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
             with_data(chart::render(&spec, ctx)?)
         }
         Block::Ledger(spec) => {
-            let (html, source, ledger) = ledger::render(spec, ctx)?;
+            let (html, source, ledger, data_texts) = ledger::render(spec, ctx)?;
             Rendered {
                 html,
                 source: Some(source),
                 ledger,
                 downloads: Vec::new(),
+                data_texts,
             }
         }
         Block::Manifest(spec) => Rendered {
@@ -216,6 +255,7 @@ pub fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
             source: None,
             ledger: Vec::new(),
             downloads: Vec::new(),
+            data_texts: Vec::new(),
         },
     })
 }

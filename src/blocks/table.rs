@@ -2,7 +2,7 @@
 //! and derived columns.
 
 use super::export::{Download, Export};
-use super::{at_record, at_record_problem, Ctx, Problem};
+use super::{at_record, at_record_problem, Ctx, DataText, Problem};
 use crate::data::{Records, Source};
 use crate::expr::{Env, Expr, Format, Op, Ref, Scalar, Template};
 use crate::html::escape;
@@ -387,9 +387,10 @@ fn default_value() -> String {
 pub fn render_keyvalue(
     spec: &KeyValueSpec,
     ctx: &Ctx,
-) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
+) -> Result<(String, Arc<Source>, Vec<Download>, Vec<DataText>), Problem> {
     let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     let records = source.records(spec.pointer.as_deref())?;
+    let mut typed = Vec::new();
     let (key, value) = (
         Expr::Value(Ref::new(&spec.key)),
         Expr::Value(Ref::new(&spec.value)),
@@ -415,10 +416,13 @@ pub fn render_keyvalue(
         let v = value.eval(rec).map_err(|e| at_record(label, e))?;
         // A value may quote another file's number through a reference.
         let v = match v {
-            Scalar::Text(t) => Scalar::Text(
-                ctx.expand(&t)
-                    .map_err(|p| at_record_problem(label, "value", p))?,
-            ),
+            Scalar::Text(t) => {
+                typed.push(DataText::of(&source, rec, &t, ctx));
+                Scalar::Text(
+                    ctx.expand(&t)
+                        .map_err(|p| at_record_problem(label, "value", p))?,
+                )
+            }
             v => v,
         };
         html.push_str(&format!(
@@ -433,5 +437,5 @@ pub fn render_keyvalue(
     html.push_str(&links);
     html.push_str(&ctx.source_note(&source));
     html.push_str("</figure>");
-    Ok((html, source, downloads))
+    Ok((html, source, downloads, typed))
 }

@@ -24,6 +24,9 @@ pub(crate) struct Figure {
     pub percent: bool,
     /// `+`, `-` or none: a signed figure matches only values of its sign.
     pub sign: Option<char>,
+    /// The published name of the file it is typed in, when that is not
+    /// the page showing it (campaign.json, a data file).
+    pub file: Option<String>,
 }
 
 impl Figure {
@@ -35,6 +38,10 @@ impl Figure {
 
 /// Words after which a number is a version (`CUDA 12.4`, `driver 550`).
 const VERSION_WORDS: &str = "CUDA|cuDNN|NCCL|ROCm|Python|PyTorch|torch|Rust|rustc|Ubuntu|Debian|Fedora|kernel|driver|version|release|glibc|GCC|gcc|LLVM|clang|Node|Node\\.js|Go|Java|JDK";
+
+/// Product names after which a number is a model (`RTX 4090`).
+const MODEL_WORDS: &str =
+    "RTX|GTX|Quadro|Tesla|Radeon|Instinct|Arc|Xeon|EPYC|Ryzen|Threadripper|Snapdragon";
 
 /// Month names, for dates written in words.
 const MONTHS: &str = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\\.?";
@@ -59,6 +66,8 @@ fn not_claims() -> &'static Regex {
             r"\bv?\d+(?:\.\d+){2,}(?:[-+][0-9A-Za-z.]+)?".to_string(),
             r"\bv\d+(?:\.\d+)*".to_string(),
             format!(r"\b(?:{VERSION_WORDS})\s+v?\d+(?:\.\d+)*"),
+            // Product models: `RTX PRO 6000`, `EPYC 9654`, `Xeon 8480`.
+            format!(r"\b(?:{MODEL_WORDS})\s+(?:(?:PRO|Pro|Max|Ultra)\s+)?\d+[A-Za-z]*\b"),
             // Identifiers: `#123`, long digit runs, hex with a letter.
             r"#\d+".to_string(),
             r"\b\d{12,}\b".to_string(),
@@ -139,9 +148,39 @@ pub(crate) fn figures(page: &Lines, s: &str, base: usize, heading: bool) -> Vec<
                 "+" => '+',
                 _ => '-',
             }),
+            file: None,
         });
     }
     out
+}
+
+/// The figures typed in a string of a file (`file`): `value` as the file
+/// holds it, `typed` the same text with what is not typed (inline
+/// references) blanked, written at byte `at` of the file, JSON-quoted
+/// (`json`: `at` is the opening quote) or as it is (a CSV field).
+pub(crate) fn in_string(
+    file: &Lines,
+    value: &str,
+    typed: &str,
+    at: usize,
+    json: bool,
+) -> Vec<Figure> {
+    if !json {
+        return figures(file, typed, at, false);
+    }
+    let spelled = serde_json::to_string(value).unwrap_or_default();
+    if spelled.len() == value.len() + 2 {
+        // No escapes: the value's bytes are the file's.
+        return figures(file, typed, at + 1, false);
+    }
+    // Escapes move the figures: each placed where the file spells it.
+    let mut found = figures(&Lines::new(typed), typed, 0, false);
+    for f in &mut found {
+        let before = serde_json::to_string(&value[..f.offset.min(value.len())]).unwrap_or_default();
+        f.offset = at + before.len() - 1;
+        (f.line, f.col) = file.line_col(f.offset);
+    }
+    found
 }
 
 /// `s` with each of the `cut` ranges (on character boundaries) blanked
@@ -248,6 +287,7 @@ mod tests {
         );
         assert_eq!(texts("on 2026-05-14 at 14:30 UTC"), Vec::<String>::new());
         assert_eq!(texts("v1.2.3, 0.22.1 and CUDA 12.4"), Vec::<String>::new());
+        assert_eq!(texts("2x RTX PRO 6000, an RTX 4090 and EPYC 9654"), ["2"]);
         assert_eq!(
             texts("GLM-5.3 on an H100, x86_64, 4K"),
             Vec::<String>::new()

@@ -13,7 +13,7 @@
 mod extract;
 mod values;
 
-pub(crate) use extract::{figures, typed_text, unmark, word_at, Figure};
+pub(crate) use extract::{figures, in_string, typed_text, unmark, word_at, Figure};
 pub(crate) use values::{captions, computed, Index, Known};
 
 use crate::data::Source;
@@ -37,8 +37,12 @@ pub struct PageFigures {
 /// A typed figure as audit.json lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Record {
+    /// The page showing the figure (campaign.json for the header's).
     pub page: String,
-    /// `line:col` in the page.
+    /// The file it is typed in, when not the page (a data file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// `line:col` in the file it is typed in.
     pub at: String,
     pub text: String,
     /// The value it matched, or null.
@@ -66,45 +70,73 @@ pub struct Unmatched {
     pub(crate) strict: bool,
 }
 
-/// Match every page's typed figures against `sources` and the pages'
-/// computed values: the audit records, and the figures that matched
-/// nothing, named at `dir/page:line:col`.
+/// Match the typed figures of every page, and of the campaign's header
+/// (`header`: campaign.json's figures and the values its references
+/// show), against `sources` and the values computed where each is shown:
+/// a page's figures against its own computed values, the header's (shown
+/// on every page) against every page's. The audit records, and the
+/// figures that matched nothing, named at `dir/FILE:line:col`.
 pub(crate) fn check(
     dir: &Path,
     pages: &[Checked],
+    header: &PageFigures,
     sources: &[Arc<Source>],
     strict: bool,
 ) -> (Vec<Record>, Unmatched) {
-    if pages.iter().all(|p| p.figures.typed.is_empty()) {
+    if header.typed.is_empty() && pages.iter().all(|p| p.figures.typed.is_empty()) {
         return (Vec::new(), Unmatched::default());
     }
-    let derived: Vec<Known> = pages
-        .iter()
-        .flat_map(|p| p.figures.computed.iter().cloned())
-        .collect();
-    let index = Index::new(sources, &derived);
+    let data = Index::new(sources, &[]);
     let mut records = Vec::new();
     let mut unmatched = Vec::new();
-    for p in pages {
-        for f in &p.figures.typed {
-            let hit = index.matching(f);
+    let mut match_all = |page: &str, typed: &[Figure], own: &Index| {
+        for f in typed {
+            let hit = data.matching(f).or_else(|| own.matching(f));
             if hit.is_none() {
-                unmatched.push(unmatched_line(&dir.join(p.page), f, index.nearest(f)));
+                let nearest = closer(f, data.nearest(f), own.nearest(f));
+                let file = f.file.as_deref().unwrap_or(page);
+                unmatched.push(unmatched_line(&dir.join(file), f, nearest));
             }
             records.push(Record {
-                page: p.page.to_string(),
+                page: page.to_string(),
+                file: f.file.clone(),
                 at: format!("{}:{}", f.line, f.col),
                 text: f.text.clone(),
                 matched: hit.map(|k| k.value),
                 source: hit.map(|k| k.source.clone()),
             });
         }
+    };
+    if !header.typed.is_empty() {
+        let everywhere: Vec<Known> = pages
+            .iter()
+            .flat_map(|p| &p.figures.computed)
+            .chain(&header.computed)
+            .cloned()
+            .collect();
+        let own = Index::new(&[], &everywhere);
+        match_all(crate::campaign::META_NAME, &header.typed, &own);
+    }
+    for p in pages.iter().filter(|p| !p.figures.typed.is_empty()) {
+        let own = Index::new(&[], &p.figures.computed);
+        match_all(p.page, &p.figures.typed, &own);
     }
     let unmatched = Unmatched {
         lines: unmatched,
         strict,
     };
     (records, unmatched)
+}
+
+/// Of two candidates for the value nearest `f`, the closer (the first on
+/// a tie: data before computed values).
+fn closer<'a>(f: &Figure, a: Option<&'a Known>, b: Option<&'a Known>) -> Option<&'a Known> {
+    let m = f.magnitude();
+    match (a, b) {
+        (Some(a), Some(b)) if (b.value.abs() - m).abs() < (a.value.abs() - m).abs() => Some(b),
+        (Some(a), _) => Some(a),
+        (None, b) => b,
+    }
 }
 
 /// Unmatched figures printed as warnings; under `strict` (a campaign's or

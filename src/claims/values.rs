@@ -180,26 +180,37 @@ pub(crate) fn computed(block: &Block, source: &Source, at: &str) -> Vec<Known> {
     out
 }
 
-/// The text a block shows as typed: captions, titles, a card's labels
-/// and the text of its templates (whose placeholders
-/// [`crate::claims::typed_text`] leaves out: [`computed`] reads them).
+/// The text a block shows as typed in its body: captions, titles, a
+/// chart's axis labels and series names, a key-value table's headers, a
+/// card's labels, the text of card and ledger-entry templates (whose
+/// placeholders [`crate::claims::typed_text`] leaves out: [`computed`]
+/// reads them).
 pub(crate) fn captions(block: &Block) -> Vec<&str> {
-    let (a, b) = match block {
+    let texts: Vec<&String> = match block {
         Block::Card(c) => {
             let items = c.items.iter().flat_map(|i| {
                 let texts = [Some(&i.label), Some(&i.value), i.change.as_ref()];
                 texts.into_iter().flatten().chain(&i.conditions)
             });
-            let texts = c.title.iter().chain(&c.summary).chain(items);
-            return texts.map(String::as_str).collect();
+            c.title.iter().chain(&c.summary).chain(items).collect()
         }
-        Block::Table(t) => (t.caption.as_deref(), None),
-        Block::KeyValue(k) => (k.caption.as_deref(), None),
-        Block::Chart(c) => (Some(c.title.as_str()), c.caption.as_deref()),
-        Block::Ledger(l) => (l.title.as_deref(), None),
-        Block::Manifest(_) => (None, None),
+        Block::Table(t) => t.caption.iter().collect(),
+        Block::KeyValue(k) => k.caption.iter().chain(k.headers.iter().flatten()).collect(),
+        Block::Chart(c) => {
+            let labels = [&c.title, &c.x.label, &c.y.label];
+            let series = c.series.iter().map(|s| &s.name);
+            labels.into_iter().chain(&c.caption).chain(series).collect()
+        }
+        Block::Ledger(l) => {
+            let entry = l
+                .entry
+                .iter()
+                .flat_map(|e| std::iter::once(&e.result).chain(&e.impact));
+            l.title.iter().chain(entry).collect()
+        }
+        Block::Manifest(_) => Vec::new(),
     };
-    a.into_iter().chain(b).collect()
+    texts.into_iter().map(String::as_str).collect()
 }
 
 /// The expressions a computed table column evaluates.

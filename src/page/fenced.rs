@@ -84,6 +84,7 @@ impl Renderer<'_> {
         self.html.push_str(&rendered.html);
         self.html.push('\n');
         self.caption_figures(&block, body_start);
+        self.data_figures(&rendered.data_texts);
         if let Some(source) = &rendered.source {
             let (line, _) = self.lines.line_col(at);
             let at = format!("{kind} at {}:{line}", self.store.public.name(self.file));
@@ -102,6 +103,55 @@ impl Renderer<'_> {
         Ok(())
     }
 
+    /// The figures typed in strings a block shows as its data files hold
+    /// them, placed where each file spells the string (JSON-quoted, or as
+    /// it is in a CSV field). Each file is read once, its strings looked
+    /// for from where the previous one was found (records come in file
+    /// order); one the file does not spell as the record holds it (a
+    /// redacted value) is not looked into.
+    fn data_figures(&mut self, texts: &[crate::blocks::DataText]) {
+        let mut by_file: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for t in texts
+            .iter()
+            .filter(|t| t.text.bytes().any(|b| b.is_ascii_digit()))
+        {
+            by_file.entry(&t.file).or_default().push(&t.text);
+        }
+        let det = &self.store.redactor.detector;
+        for (file, strings) in by_file {
+            let Some(text) = self
+                .evidence
+                .read_verified(file)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+            else {
+                continue;
+            };
+            let lines = crate::error::Lines::new(&text);
+            let public = self.store.public.name(file).to_string();
+            let mut from = 0;
+            for s in strings {
+                let quoted = serde_json::to_string(s).unwrap_or_default();
+                let find = |needle: &str| text[from..].find(needle).map(|i| from + i);
+                let (at, json) = match find(&quoted) {
+                    Some(at) => (at, true),
+                    None => match find(s) {
+                        Some(at) => (at, false),
+                        None => continue,
+                    },
+                };
+                from = at + if json { quoted.len() } else { s.len() };
+                let typed = without_references(s);
+                for mut f in crate::claims::in_string(&lines, s, &typed, at, json) {
+                    if !det.any_candidate_in([crate::claims::word_at(&text, f.offset)]) {
+                        f.file = Some(public.clone());
+                        self.figures.typed.push(f);
+                    }
+                }
+            }
+        }
+    }
+
     /// The figures typed in a block's captions, titles and card text,
     /// found where the body spells them (a string with JSON escapes is not
     /// looked into).
@@ -117,7 +167,8 @@ impl Renderer<'_> {
                 continue;
             };
             let start = body_start + i + 1;
-            let typed = crate::claims::typed_text(&self.text[start..start + text.len()]);
+            let written = &self.text[start..start + text.len()];
+            let typed = crate::claims::typed_text(&super::without_references(written));
             let figures = crate::claims::figures(&self.lines, &typed, start, false);
             self.keep_figures(figures);
         }
@@ -188,6 +239,8 @@ pub(crate) struct Expanded {
     /// Byte ranges of `text` that came from a reference: figures there are
     /// computed, not typed.
     pub computed: Vec<std::ops::Range<usize>>,
+    /// The numbers those references showed, for typed figures to match.
+    pub values: Vec<crate::claims::Known>,
 }
 
 impl Resolved {
@@ -280,6 +333,7 @@ impl Refs<'_> {
         let mut out = Expanded {
             text: String::with_capacity(text.len()),
             computed: Vec::new(),
+            values: Vec::new(),
         };
         let mut last = 0;
         for (span, spec) in references(text) {
@@ -289,11 +343,25 @@ impl Refs<'_> {
             let start = out.text.len();
             out.text.push_str(&r.value);
             out.computed.push(start..out.text.len());
+            if let Some(value) = r.number {
+                let source = format!("={spec}");
+                out.values.push(crate::claims::Known { value, source });
+            }
             last = span.end;
         }
         out.text.push_str(&text[last..]);
         Ok(out)
     }
+}
+
+/// `text` with its inline references blanked (offsets kept): what was
+/// typed around them.
+pub(crate) fn without_references(text: &str) -> String {
+    let mut typed = text.to_string();
+    for (span, _) in references(text).into_iter().rev() {
+        typed.replace_range(span.clone(), &" ".repeat(span.len()));
+    }
+    typed
 }
 
 /// The inline references in a string: each code span that starts with

@@ -9,7 +9,7 @@ mod links;
 mod table;
 
 #[allow(unused_imports)] // for the typed-figure checks
-pub(crate) use fenced::{unresolved, Expanded, RefError, Refs, Resolved};
+pub(crate) use fenced::{unresolved, without_references, Expanded, RefError, Refs, Resolved};
 
 use crate::blocks::LedgerEntry;
 use crate::campaign::Campaign;
@@ -215,8 +215,11 @@ pub fn render(
         ledger: None,
     };
     let title = refs.expand_meta(campaign, "pages", &page.title, public_title)?;
+    // Typed figures of the title are the header's (campaign.json); the
+    // values its references show are this page's.
+    r.figures.computed.extend(title.values);
     Ok(Page {
-        title: title.text,
+        title: crate::claims::unmark(&title.text).into_owned(),
         file: page.file.clone(),
         output: store.public.page_output(index),
         html: r.html,

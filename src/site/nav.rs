@@ -2,6 +2,8 @@
 //! tabs (or, for long campaigns, a short header, a pager and the list of
 //! all pages), the campaign's published facts, the stylesheet.
 
+use crate::claims::PageFigures;
+use crate::error::Lines;
 use crate::layout;
 use crate::page;
 use crate::public::Public;
@@ -40,17 +42,28 @@ pub(crate) struct Header {
 impl Header {
     /// Campaign `c`'s header (published as `p`) resolved against `refs`,
     /// the ledger complete; page titles as the rendered pages show them.
+    /// With it, the figures typed in campaign.json's fields and page
+    /// titles (at their campaign.json line:col) and the values the
+    /// header's references show.
     pub(crate) fn resolve(
         c: &crate::campaign::Campaign,
         p: &Public,
         refs: &crate::page::Refs,
         pages: Vec<String>,
-    ) -> anyhow::Result<Header> {
-        let field = |key: &str, original: &str, public: &str| {
-            refs.expand_meta(c, key, original, public).map(|e| e.text)
+    ) -> anyhow::Result<(Header, PageFigures)> {
+        let lines = Lines::new(&c.text);
+        let det = &refs.store.redactor.detector;
+        let mut figures = PageFigures::default();
+        let mut field = |key: &str, original: &str, public: &str| {
+            let e = refs.expand_meta(c, key, original, public)?;
+            figures.computed.extend(e.values);
+            figures
+                .typed
+                .extend(typed_in_meta(&lines, det, key, original));
+            anyhow::Ok(crate::claims::unmark(&e.text).into_owned())
         };
         let (m, o) = (&p.meta, &c.meta);
-        Ok(Header {
+        let header = Header {
             title: field("title", &o.title, &m.title)?,
             state: field("state", &o.state, &m.state)?,
             scope: field("scope", &o.scope, &m.scope)?,
@@ -61,8 +74,29 @@ impl Header {
             },
             pages,
             ledger_count: refs.ledger.unwrap_or(0),
-        })
+        };
+        for page in &o.pages {
+            let typed = typed_in_meta(&lines, det, "pages", &page.title);
+            figures.typed.extend(typed);
+        }
+        Ok((header, figures))
     }
+}
+
+/// The figures typed in campaign.json's string `original` of `key`, its
+/// references left out, as is a figure inside what may be a private value.
+fn typed_in_meta(
+    lines: &Lines,
+    det: &crate::redact::Detector,
+    key: &str,
+    original: &str,
+) -> Vec<crate::claims::Figure> {
+    let text = lines.text();
+    let at = crate::campaign::value_offset(text, key, original);
+    let typed = page::without_references(original);
+    let mut found = crate::claims::in_string(lines, original, &typed, at, true);
+    found.retain(|f| !det.any_candidate_in([crate::claims::word_at(text, f.offset)]));
+    found
 }
 
 fn nav(p: &Public, h: &Header, current: &str) -> Vec<NavItem> {

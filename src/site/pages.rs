@@ -116,9 +116,9 @@ impl Target<'_> {
             }
         }
         page::check_anchors(&pages)?;
-        let (figures, unmatched) = self.check_figures(campaign, &pages, &sources);
         let ledger = ledger(&pages);
-        let (header, checks) = self.header(campaign, &pages, ledger.len())?;
+        let (header, header_figures, checks) = self.header(campaign, &pages, ledger.len())?;
+        let (figures, unmatched) = self.check_figures(campaign, &pages, &header_figures, &sources);
         let mut emitted =
             self.write_pages(campaign, &header, &pages, &fingerprints, &digest, cache)?;
         emitted.push(self.ledger_page(campaign.p, &header, &ledger, &digest)?);
@@ -148,7 +148,7 @@ impl Target<'_> {
         campaign: &Campaign,
         pages: &[Arc<Page>],
         ledger: usize,
-    ) -> Result<(Header, Vec<checks::Outcome>)> {
+    ) -> Result<(Header, crate::claims::PageFigures, Vec<checks::Outcome>)> {
         let Campaign { c, e, p, k } = *campaign;
         let store = DataStore::new(e, self.redactor, p, k);
         let refs = page::Refs {
@@ -156,9 +156,9 @@ impl Target<'_> {
             ledger: Some(ledger),
         };
         let titles = pages.iter().map(|p| p.title.clone()).collect();
-        let header = Header::resolve(c, p, &refs, titles)?;
+        let (header, figures) = Header::resolve(c, p, &refs, titles)?;
         let outcomes = checks::run(c, &p.meta.checks, &refs)?;
-        Ok((header, outcomes))
+        Ok((header, figures, outcomes))
     }
 
     /// Every page in order, with the fingerprint of its inputs and how
@@ -202,7 +202,7 @@ impl Target<'_> {
         let rendered = fresh.iter().filter(|(_, _, new)| *new).count();
         let (fingerprints, pages): (_, Vec<Arc<Page>>) =
             fresh.into_iter().map(|(fp, page, _)| (fp, page)).unzip();
-        let sources = data_read(&store, e, &pages);
+        let sources = data_read(&store, c, e, &pages);
         Ok((pages, fingerprints, rendered, sources))
     }
 
@@ -212,6 +212,7 @@ impl Target<'_> {
         &self,
         campaign: &Campaign,
         pages: &[Arc<Page>],
+        header: &crate::claims::PageFigures,
         sources: &[Arc<crate::data::Source>],
     ) -> (Vec<crate::claims::Record>, crate::claims::Unmatched) {
         let checked: Vec<_> = pages
@@ -222,7 +223,7 @@ impl Target<'_> {
             })
             .collect();
         let strict = self.strict || campaign.c.meta.strict;
-        crate::claims::check(&campaign.c.dir, &checked, sources, strict)
+        crate::claims::check(&campaign.c.dir, &checked, header, sources, strict)
     }
 
     /// Each page and its downloads: templated, written and scanned at
@@ -376,14 +377,23 @@ type RenderedPages = (
 
 /// The campaign's data, for typed figures to be checked against: every
 /// file the pages read (loaded while rendering, or again for pages taken
-/// from the cache) and every file under `data/`. Read only when some page
-/// has a typed figure.
+/// from the cache) and every file under `data/`. Read only when some page,
+/// or a string of campaign.json's header, has a typed figure.
 fn data_read(
     store: &DataStore,
+    c: &crate::campaign::Campaign,
     e: &Evidence,
     pages: &[Arc<Page>],
 ) -> Vec<Arc<crate::data::Source>> {
-    if pages.iter().all(|p| p.figures.typed.is_empty()) {
+    let m = &c.meta;
+    let header = [&m.title, &m.state, &m.scope, &m.decision]
+        .into_iter()
+        .chain(&m.summary)
+        .chain(m.pages.iter().map(|p| &p.title));
+    let header_typed = header
+        .into_iter()
+        .any(|t| t.bytes().any(|b| b.is_ascii_digit()));
+    if !header_typed && pages.iter().all(|p| p.figures.typed.is_empty()) {
         return Vec::new();
     }
     let named = pages.iter().flat_map(|p| {

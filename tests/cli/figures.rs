@@ -449,3 +449,177 @@ fn a_line_of_a_hundred_thousand_figures_is_read_in_one_pass() {
     assert_eq!(figures[n - 1]["at"], format!("3:{last_col}"));
     assert_eq!(figures[n - 1]["text"], "7999");
 }
+
+/// Campaign `figs` with the pages `pages` (file, Markdown; the first is
+/// index.md), data/r.json, the data files `data` and campaign.json's
+/// `extra` fields.
+fn campaign_of(pages: &[(&str, &str)], data: &[(&str, &str)], extra: &str) -> PathBuf {
+    let dir = scratch("figures").join("figs");
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    let listed: Vec<String> = pages
+        .iter()
+        .map(|(file, _)| {
+            format!(
+                r#"{{ "file": "{file}", "title": "{}" }}"#,
+                &file[..file.len() - 3]
+            )
+        })
+        .collect();
+    let meta = format!(
+        r#"{{ "id": "figs", "title": "Figures", "date": "2026-10-01", "state": "Done",
+  "scope": "One cell", "decision": "None"{extra},
+  "pages": [{}] }}"#,
+        listed.join(", ")
+    );
+    std::fs::write(dir.join("campaign.json"), meta).unwrap();
+    std::fs::write(dir.join("data/r.json"), DATA).unwrap();
+    for (file, text) in pages.iter().chain(data) {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    seal(&dir);
+    dir
+}
+
+/// `o` failed the strict check with exit 1; its whole stderr, the
+/// scratch folder shown as `[DIR]`, is the snapshot `name`.
+fn pinned_strict(name: &str, dir: &Path, o: &Output) {
+    let err = stderr(o).replace(&dir.parent().unwrap().display().to_string(), "[DIR]");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    insta::assert_snapshot!(name, err);
+}
+
+#[test]
+fn header_figures_are_checked_at_their_campaign_json_position() {
+    let extra = r#",
+  "summary": "Decode rose by 33.0% over 149.1 tok/s on 2x RTX PRO 6000 cards, [~12] of them quoted"#;
+    let dir = campaign_of(
+        &[("index.md", &format!("## Results\n{TABLE}"))],
+        &[],
+        &format!("{extra}\""),
+    );
+    let o = build(&dir, &site(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The change is computed by a page: the header, shown on every page,
+    // may quote it; 149.1 matches nothing; the product model, the marked
+    // figure and `2x` (two cards: not in the data) are handled as such.
+    let figures = audit_figures(&dir, "figs");
+    let header: Vec<_> = figures
+        .iter()
+        .filter(|f| f["page"] == "campaign.json")
+        .collect();
+    let texts: Vec<&str> = header.iter().map(|f| f["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["33.0%", "149.1", "2"]);
+    assert_eq!(header[0]["at"], "3:30");
+    assert_eq!(header[0]["source"], "table at index.md:3, `Change` row 1");
+    // The reader sees the quoted figure without its marker.
+    let index = read(&site(&dir).join("figs/index.html"));
+    assert!(index.contains("cards, 12 of them quoted"), "{index}");
+    assert!(!index.contains("[~12]"));
+    pinned_strict("figures-header", &dir, &build_strict(&dir));
+}
+
+const FAILURES: &str = r#"{"id": "F1", "gate": "decode", "result": "passed 128/150 cells", "impact": "a 20.5% gap"}
+{"id": "F2", "gate": "prefill", "result": "stalled after 1,324 bytes"}
+"#;
+
+const LEDGER: &str = r#"
+```exhibit ledger
+{ "source": "data/failures.jsonl", "title": "Kept failures" }
+```
+"#;
+
+#[test]
+fn ledger_strings_are_checked_where_the_data_file_types_them() {
+    let dir = campaign_of(
+        &[("index.md", &format!("## Failures\n{LEDGER}"))],
+        &[("data/failures.jsonl", FAILURES)],
+        "",
+    );
+    let o = build(&dir, &site(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let figures = audit_figures(&dir, "figs");
+    let listed: Vec<(&str, &str, &str, bool)> = figures
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or("");
+            (s("file"), s("at"), s("text"), f["matched"].is_number())
+        })
+        .collect();
+    let file = "data/failures.jsonl";
+    assert_eq!(
+        listed,
+        [
+            (file, "1:50", "128", true),
+            (file, "1:54", "150", true),
+            (file, "1:79", "20.5%", false),
+            (file, "2:58", "1,324", true),
+        ]
+    );
+    assert!(figures.iter().all(|f| f["page"] == "index.md"));
+    pinned_strict("figures-ledger-strings", &dir, &build_strict(&dir));
+}
+
+#[test]
+fn keyvalue_values_and_chart_labels_are_checked() {
+    let setup = r#"{ "rows": [
+  { "key": "Cells", "value": "128 of 150, at 149.02 tok/s" },
+  { "key": "Batch", "value": "batch of 96" }
+] }
+"#;
+    let page = r#"## Setup
+
+```exhibit keyvalue
+{ "source": "data/setup.json", "pointer": "/rows", "headers": ["Setting", "Value at 7 GPUs"] }
+```
+
+```exhibit chart
+{ "title": "Decode", "type": "bar", "source": "data/r.json", "pointer": "/cells",
+  "x": { "field": "name", "label": "Cell" },
+  "y": { "label": "tok/s at 64 users" },
+  "series": [ { "field": "after", "name": "After 112.07" } ] }
+```
+"#;
+    let dir = campaign_of(&[("index.md", page)], &[("data/setup.json", setup)], "");
+    let o = build(&dir, &site(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let unmatched: Vec<String> = audit_figures(&dir, "figs")
+        .iter()
+        .filter(|f| f["matched"].is_null())
+        .map(|f| {
+            format!(
+                "{} {} {}",
+                f["file"].as_str().unwrap_or("-"),
+                f["at"],
+                f["text"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        unmatched,
+        [
+            r#"- "4:85" "7""#,
+            r#"data/setup.json "3:40" "96""#,
+            r#"- "10:29" "64""#,
+        ]
+    );
+    pinned_strict("figures-keyvalue-chart", &dir, &build_strict(&dir));
+}
+
+#[test]
+fn a_page_matches_only_the_values_it_computes() {
+    // The change is computed on the first page: the second, which shows
+    // no table, may not quote it as if it were data.
+    let dir = campaign_of(
+        &[
+            (
+                "index.md",
+                &format!("## Results\n\nRose by 33.0%.\n{TABLE}"),
+            ),
+            ("other.md", "## Elsewhere\n\nRose by 33.0%.\n"),
+        ],
+        &[],
+        "",
+    );
+    let o = build_strict(&dir);
+    pinned_strict("figures-scoped-to-page", &dir, &o);
+}
