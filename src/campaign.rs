@@ -2,8 +2,6 @@
 //! `campaign.json` into a checked [`Campaign`].
 
 use crate::error::InputError;
-/// The redaction policy is redaction's type; campaign.json holds one.
-pub use crate::redact::Policy;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

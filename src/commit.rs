@@ -16,9 +16,9 @@ use sha2::Sha256;
 use std::path::Path;
 
 /// The environment variable holding the key itself (for CI secrets).
-pub const KEY_ENV: &str = "EXHIBIT_KEY";
+pub(crate) const KEY_ENV: &str = "EXHIBIT_KEY";
 /// The environment variable naming a key file.
-pub const KEY_FILE_ENV: &str = "EXHIBIT_KEY_FILE";
+pub(crate) const KEY_FILE_ENV: &str = "EXHIBIT_KEY_FILE";
 /// Shorter keys can be guessed, and a guessed key opens every commitment.
 const MIN_KEY_BYTES: usize = 16;
 

@@ -93,14 +93,14 @@ struct Planned {
 }
 
 /// Everything the copy stage reads.
-pub struct Stage<'a> {
+pub(crate) struct Stage<'a> {
     pub redactor: &'a Redactor,
     pub key: Option<&'a Key>,
     pub sink: &'a Sink<'a>,
 }
 
 /// The manifest's name in a published campaign.
-pub fn published_manifest(format: manifest::Format) -> &'static str {
+pub(crate) fn published_manifest(format: manifest::Format) -> &'static str {
     match format {
         manifest::Format::Json => manifest::JSON_NAME,
         manifest::Format::Sha256sums => "campaign.sha256",
@@ -111,7 +111,7 @@ impl Stage<'_> {
     /// Copy every file of campaign `c` into the staging folder, then its
     /// manifest: as verified when nothing was redacted (so its hash is the
     /// sealed one), else rewritten to list the copies as published.
-    pub fn copy_campaign(&self, c: &Campaign, e: &Evidence, p: &Public) -> Result<Copies> {
+    pub(crate) fn copy_campaign(&self, c: &Campaign, e: &Evidence, p: &Public) -> Result<Copies> {
         let id = p.meta.id.as_str();
         let same_detector = p.scanned_by == self.redactor.detector.fingerprint();
         let files: Vec<Planned> = e
@@ -268,7 +268,7 @@ impl Copies {
 /// where no key stands beside them. Files that name no secret-like key
 /// are not parsed; files that do not parse are left to the stage that
 /// reports them with a position.
-pub fn learn_keyed_secrets(c: &Campaign, e: &Evidence, r: &Redactor) -> Result<()> {
+pub(crate) fn learn_keyed_secrets(c: &Campaign, e: &Evidence, r: &Redactor) -> Result<()> {
     const READ_UP_TO: u64 = 64 << 20;
     let pages: std::collections::HashSet<&str> =
         c.meta.pages.iter().map(|p| p.file.as_str()).collect();

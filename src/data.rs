@@ -114,7 +114,7 @@ impl Source {
     }
 }
 
-pub fn kind(v: &Value) -> &'static str {
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -125,10 +125,10 @@ impl Evidence {
 }
 
 /// Files up to this size are kept in memory after hashing...
-pub const KEEP_FILE: u64 = 1 << 20;
+pub(crate) const KEEP_FILE: u64 = 1 << 20;
 /// ...until this much is kept (in all campaigns of a build); larger files
 /// and the rest stream from disk.
-pub const KEEP_TOTAL: u64 = 48 << 20;
+pub(crate) const KEEP_TOTAL: u64 = 48 << 20;
 
 impl Evidence {
     pub fn all_ok(&self) -> bool {
@@ -178,7 +178,7 @@ impl Evidence {
 
 /// A path as printed: control characters (a newline, an escape sequence
 /// that would repaint the terminal) escaped.
-pub fn shown(path: &str) -> String {
+pub(crate) fn shown(path: &str) -> String {
     if path.chars().any(char::is_control) {
         path.escape_debug().to_string()
     } else {
@@ -200,7 +200,7 @@ enum Kind {
 
 /// What a check may take beyond the defaults.
 #[derive(Debug, Clone, Default)]
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// Symlinks inside the folder that count as the file they point to
     /// (campaign.json's `symlinks`); others are refused.
     pub symlinks: Vec<String>,
@@ -214,7 +214,7 @@ pub struct Options<'a> {
 /// The [`Options`] of the campaign in `dir`: the symlinks its
 /// campaign.json lets through. A campaign.json that does not load lets
 /// none (its own check reports it).
-pub fn campaign_options(dir: &Path) -> Options<'static> {
+pub(crate) fn campaign_options(dir: &Path) -> Options<'static> {
     let symlinks = crate::campaign::load(dir)
         .map(|c| c.meta.symlinks)
         .unwrap_or_default();
@@ -226,7 +226,7 @@ pub fn campaign_options(dir: &Path) -> Options<'static> {
 
 /// Check `dir` against `manifest`. `exclude` lists relative paths that are
 /// neither listed nor to be reported (the manifest itself).
-pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Result<Evidence> {
+pub(crate) fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Result<Evidence> {
     verify_within(
         dir,
         manifest,
@@ -237,7 +237,7 @@ pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Resul
 
 /// [`verify`], keeping small files' bytes while `budget` (bytes, shared by
 /// every campaign of a build) lasts.
-pub fn verify_within(
+pub(crate) fn verify_within(
     dir: &Path,
     manifest: Manifest,
     exclude: &[&str],
@@ -248,7 +248,7 @@ pub fn verify_within(
 
 /// [`verify_within`] with [`Options`]: every listed file judged against
 /// its entry, every unlisted one reported, and those on disk hashed.
-pub fn verify_with(
+pub(crate) fn verify_with(
     dir: &Path,
     manifest: Manifest,
     exclude: &[&str],

@@ -18,32 +18,48 @@
 //! and [`serve`] read too; [`verify`] and [`seal`] reuse the evidence
 //! stage; [`serve`] owns the [`site::BuildCache`]; [`cli`] sits at the
 //! edge.
+//!
+//! The public API the binary and the fuzz tests use, and nothing more
+//! (everything else is `pub(crate)`; `unreachable_pub` keeps it so):
+//! [`cli::Cli`] and [`cli::run`] (the binary); [`error::describe`],
+//! [`error::exit_code`], [`error::is_broken_pipe`] and
+//! [`error::InputError`] (the binary's exit path; the fuzz tests judge an
+//! error by them); and the parsers and stages `tests/cli/fuzz.rs` calls
+//! in-process: [`campaign::load`], [`manifest::load`],
+//! [`manifest::load_file`], [`manifest::parse_json`],
+//! [`manifest::parse_sums`], [`manifest::sums_line`] with
+//! [`manifest::Format`], [`blocks::parse`] with [`blocks::ParseError`],
+//! [`seal::seal`], and [`site::build`] with [`site::BuildOptions`]. The
+//! types these return are public too (the compiler requires it), their
+//! fields crate-private except those the tests read.
+
+#![warn(unreachable_pub)]
 
 pub mod blocks;
 pub mod campaign;
 mod claims;
 pub mod cli;
-pub mod commit;
-pub mod copies;
-pub mod data;
+mod commit;
+mod copies;
+mod data;
 pub mod error;
-pub mod evidence;
-pub mod expr;
-pub mod formats;
-pub mod fsx;
-pub mod gate;
-pub mod hash;
-pub mod html;
-pub mod layout;
+mod evidence;
+mod expr;
+mod formats;
+mod fsx;
+mod gate;
+mod hash;
+mod html;
+mod layout;
 pub mod manifest;
-pub mod new;
-pub mod page;
-pub mod public;
-pub mod redact;
-pub mod render;
+mod new;
+mod page;
+mod public;
+mod redact;
+mod render;
 pub mod seal;
-pub mod serve;
-pub mod single;
-pub mod sink;
+mod serve;
+mod single;
+mod sink;
 pub mod site;
-pub mod verify;
+mod verify;

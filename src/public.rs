@@ -220,7 +220,7 @@ struct Job {
 /// Scan every file of every campaign and number what was found, then
 /// make each campaign's public view: redacted file names and metadata,
 /// page output names. The campaigns stay as loaded.
-pub fn prepare(
+pub(crate) fn prepare(
     campaigns: &[Campaign],
     evidences: &[Evidence],
     r: &Redactor,
@@ -416,7 +416,7 @@ pub struct Copied {
 /// Publish `bytes` (a kept file, exactly as verified) with `hits` (what
 /// the input scan found in them, by the copy's own detector) replaced:
 /// the same bytes [`copy`] would write, without finding them again.
-pub fn copy_found(
+pub(crate) fn copy_found(
     r: &Redactor,
     bytes: &[u8],
     hits: &[crate::redact::Hit],
@@ -455,7 +455,7 @@ pub enum Mode {
 /// the scan reads it in (a value behind a Markdown escape or a JSON
 /// `\u` escape is replaced where it is written); UTF-16 is decoded,
 /// redacted and encoded again.
-pub fn copy(
+pub(crate) fn copy(
     r: &Redactor,
     from: &Path,
     kept: Option<&[u8]>,

@@ -67,7 +67,7 @@ impl CardSpec {
     }
 }
 
-pub fn render(spec: &CardSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Problem> {
+pub(super) fn render(spec: &CardSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Problem> {
     let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     // Card values are expressions: like inline references they read the
     // file as written, or the value its pointer names there.

@@ -362,7 +362,7 @@ fn plottable(
     Ok(n)
 }
 
-pub fn render(
+pub(super) fn render(
     spec: &ChartSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {

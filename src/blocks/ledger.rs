@@ -136,7 +136,7 @@ pub struct LedgerEntry {
     pub evidence: Option<String>,
 }
 
-pub fn render(
+pub(super) fn render(
     spec: &LedgerSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<LedgerEntry>), Problem> {
@@ -224,7 +224,7 @@ pub struct ManifestSpec {
     pub prefix: Option<String>,
 }
 
-pub fn render_manifest(spec: &ManifestSpec, ctx: &Ctx) -> String {
+pub(super) fn render_manifest(spec: &ManifestSpec, ctx: &Ctx) -> String {
     let prefix = spec.prefix.as_deref().unwrap_or("");
     let mut html = String::from("<figure class=\"block manifest\">");
     html.push_str(&manifest_table(
@@ -238,7 +238,7 @@ pub fn render_manifest(spec: &ManifestSpec, ctx: &Ctx) -> String {
 }
 
 /// The file table, shared with the campaign's manifest page.
-pub fn manifest_table(
+pub(super) fn manifest_table(
     evidence: &crate::evidence::Evidence,
     public: &crate::public::Public,
     copies: &crate::copies::Copies,

@@ -229,7 +229,7 @@ fn baseline<'a>(spec: &TableSpec, records: &Records<'a>) -> Result<Option<&'a Va
 /// value (a failed measurement: shown as missing, not a failed build).
 type Shown = Result<(String, bool), String>;
 
-pub fn render(
+pub(super) fn render(
     spec: &TableSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
@@ -384,7 +384,7 @@ fn default_value() -> String {
     "value".into()
 }
 
-pub fn render_keyvalue(
+pub(super) fn render_keyvalue(
     spec: &KeyValueSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {

@@ -27,7 +27,7 @@ pub(crate) struct Figure {
 
 impl Figure {
     /// The figure's magnitude.
-    pub fn magnitude(&self) -> f64 {
+    pub(crate) fn magnitude(&self) -> f64 {
         self.scaled as f64 / 10f64.powi(self.decimals as i32)
     }
 }

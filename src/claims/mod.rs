@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 /// What a page hands the check.
 #[derive(Debug, Clone, Default)]
-pub struct PageFigures {
+pub(crate) struct PageFigures {
     /// Numbers typed in the page's prose, in page order.
     pub(crate) typed: Vec<Figure>,
     /// Numbers the page's blocks and references computed.
@@ -36,7 +36,7 @@ pub struct PageFigures {
 
 /// A typed figure as audit.json lists it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Record {
+pub(crate) struct Record {
     pub page: String,
     /// `line:col` in the page.
     pub at: String,
@@ -60,7 +60,7 @@ pub(crate) struct Checked<'a> {
 /// rescan (so no message quotes a figure from a page that is refused for
 /// a private value).
 #[derive(Debug, Default)]
-pub struct Unmatched {
+pub(crate) struct Unmatched {
     /// `PATH:LINE:COL: typed figure ...`, in page order.
     pub(crate) lines: Vec<String>,
     pub(crate) strict: bool,

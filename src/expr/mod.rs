@@ -14,7 +14,7 @@ mod stats;
 
 pub(crate) use eval::Env;
 use format::shortest;
-pub use format::Format;
+pub(crate) use format::Format;
 pub(crate) use stats::{median, percentile};
 
 use serde::Deserialize;
@@ -310,14 +310,14 @@ fn describe(s: &Scalar) -> String {
 
 /// A placeholder with its optional format.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Slot {
+pub(crate) struct Slot {
     pub expr: Expr,
     pub format: Option<Format>,
 }
 
 impl Slot {
     /// `EXPR` or `EXPR:FORMAT`; the format starts at the first `:` after any `)`.
-    pub fn parse(s: &str) -> Result<Slot, String> {
+    pub(crate) fn parse(s: &str) -> Result<Slot, String> {
         let search_from = s.rfind(')').unwrap_or(0);
         let (expr, format) = match s[search_from..].find(':') {
             Some(i) => (
@@ -332,7 +332,7 @@ impl Slot {
         })
     }
 
-    pub fn render(&self, ctx: &Value) -> Result<Scalar, EvalError> {
+    pub(crate) fn render(&self, ctx: &Value) -> Result<Scalar, EvalError> {
         self.render_in(&Env::of(ctx))
     }
 

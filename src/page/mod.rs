@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Heading {
+pub(crate) struct Heading {
     pub level: u8,
     pub id: String,
     pub text: String,
@@ -31,7 +31,7 @@ pub struct Heading {
 
 /// A block as recorded in audit.json.
 #[derive(Debug, Clone, Serialize)]
-pub struct BlockRecord {
+pub(crate) struct BlockRecord {
     pub page: String,
     pub line: usize,
     pub kind: &'static str,
@@ -42,7 +42,7 @@ pub struct BlockRecord {
 }
 
 #[derive(Debug, Clone)]
-pub struct Page {
+pub(crate) struct Page {
     pub title: String,
     pub file: String,
     pub output: String,
@@ -61,7 +61,7 @@ pub struct Page {
 
 /// A link `PAGE#ID` (or `#ID`) and where it was written.
 #[derive(Debug, Clone)]
-pub struct Anchor {
+pub(crate) struct Anchor {
     /// Output name of the page linked to.
     pub page: String,
     /// The id, as published.
@@ -73,7 +73,7 @@ pub struct Anchor {
 }
 
 /// Every `id` a rendered page defines (headings, charts, footnotes).
-pub fn ids(html: &str) -> std::collections::HashSet<&str> {
+pub(crate) fn ids(html: &str) -> std::collections::HashSet<&str> {
     static ID: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = ID.get_or_init(|| regex::Regex::new(r#"\sid="([^"]*)""#).expect("valid id pattern"));
     re.captures_iter(html)
@@ -83,7 +83,7 @@ pub fn ids(html: &str) -> std::collections::HashSet<&str> {
 
 /// Links to an id no page defines are broken: report the first, in page
 /// order, at the place it was written.
-pub fn check_anchors<P: std::ops::Deref<Target = Page>>(pages: &[P]) -> Result<()> {
+pub(crate) fn check_anchors<P: std::ops::Deref<Target = Page>>(pages: &[P]) -> Result<()> {
     // Only pages that links point into are read for their ids.
     let targets: std::collections::HashSet<&str> = pages
         .iter()
@@ -116,7 +116,7 @@ pub fn check_anchors<P: std::ops::Deref<Target = Page>>(pages: &[P]) -> Result<(
     Ok(())
 }
 
-pub fn options() -> Options {
+pub(crate) fn options() -> Options {
     Options::ENABLE_TABLES
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
@@ -148,7 +148,7 @@ struct Renderer<'a> {
 }
 
 /// Render page `index` of the campaign.
-pub fn render(
+pub(crate) fn render(
     campaign: &Campaign,
     evidence: &Evidence,
     store: &DataStore,

@@ -5,11 +5,11 @@
 //! build; numbers follow the order values are first registered.
 
 mod names;
-pub use names::{mask as mask_name, mask_line};
+pub(crate) use names::{mask as mask_name, mask_line};
 mod policy;
-pub use policy::{check_pattern, Accepted, Policy};
+pub(crate) use policy::{check_pattern, Policy};
 mod rules;
-pub mod scan;
+pub(crate) mod scan;
 
 use anyhow::Result;
 use regex::bytes::{Regex, RegexBuilder};
@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
-pub use rules::{pattern as builtin_pattern, Hit};
+pub(crate) use rules::{pattern as builtin_pattern, Hit};
 
 /// What kind of private value a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -77,9 +77,9 @@ fn is_placeholder(s: &str) -> bool {
 }
 
 /// Redactions made in one file or string, by category.
-pub type Counts = BTreeMap<Category, usize>;
+pub(crate) type Counts = BTreeMap<Category, usize>;
 
-pub fn describe(counts: &Counts) -> String {
+pub(crate) fn describe(counts: &Counts) -> String {
     counts
         .iter()
         .map(|(c, n)| format!("{n} {}", c.as_str()))
@@ -234,7 +234,7 @@ impl Detector {
 
 /// Could `text` name a secret by key (`"api_key": ...`, a row labelled
 /// `token`)? `false` is certain: no value in it is a secret met by key.
-pub fn may_name_a_secret(text: &[u8]) -> bool {
+pub(crate) fn may_name_a_secret(text: &[u8]) -> bool {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
         RegexBuilder::new(&format!("(?i:{})", rules::KEYS))

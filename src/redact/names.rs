@@ -89,7 +89,7 @@ fn shortest_prefix(
 /// `path` as a report may show it: each value replaced by its category
 /// (`artifacts/[host-path]/run.log`), numbered by nothing, so a report
 /// says where without saying what.
-pub fn mask(det: &Detector, path: &str) -> String {
+pub(crate) fn mask(det: &Detector, path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     let mut at = 0;
     for h in find(det, path) {
@@ -103,7 +103,7 @@ pub fn mask(det: &Detector, path: &str) -> String {
 
 /// A line of text with each value the built-in rules find replaced by
 /// its category, and where column `col` (1-based, in characters) lands.
-pub fn mask_line(line: &str, col: usize) -> (String, usize) {
+pub(crate) fn mask_line(line: &str, col: usize) -> (String, usize) {
     let hits = Detector::builtin().find(line.as_bytes());
     if hits.is_empty() {
         return (line.to_string(), col);

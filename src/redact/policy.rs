@@ -72,7 +72,7 @@ impl Policy {
 }
 
 /// Check a policy pattern the way the build will compile it.
-pub fn check_pattern(p: &str) -> Result<(), String> {
+pub(crate) fn check_pattern(p: &str) -> Result<(), String> {
     Regex::new(p).map(|_| ()).map_err(|e| e.to_string())
 }
 

@@ -12,12 +12,15 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Target chunk size; a chunk may run longer to keep a PEM block whole.
-pub const CHUNK: usize = 4 << 20;
+pub(crate) const CHUNK: usize = 4 << 20;
 const PEM_SLACK: usize = 1 << 20;
 
 /// Feed `reader` to `f` in chunks ending at a line break (a very long line
 /// is cut at a space or comma), never inside a PEM private key block.
-pub fn for_each_chunk(mut reader: impl Read, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+pub(crate) fn for_each_chunk(
+    mut reader: impl Read,
+    mut f: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
     // Both grow only as far as the input needs: most files are small.
     let mut buf: Vec<u8> = Vec::new();
     let mut block = vec![0u8; 64 << 10];
@@ -124,7 +127,7 @@ impl Kind {
 
 /// A finding as reported: where, and what kind; never the value.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub file: String,
     /// The member of an archive the finding is in (its name masked).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -136,7 +139,7 @@ pub struct Finding {
 
 /// What scanning one file found.
 #[derive(Default, Clone)]
-pub struct Scanned {
+pub(crate) struct Scanned {
     /// Not text: a binary file (scanned for printable runs) or an archive
     /// (scanned through its members); either is published only as it is.
     pub binary: bool,
@@ -152,7 +155,7 @@ pub struct Scanned {
 
 impl Scanned {
     /// Anything found, at the top or inside.
-    pub fn found(&self) -> bool {
+    pub(crate) fn found(&self) -> bool {
         !self.hits.is_empty() || !self.inner.is_empty()
     }
 }
@@ -160,7 +163,7 @@ impl Scanned {
 /// How a file's text is read besides as it is: the forms a reader (or a
 /// parser) will see, so nothing hides behind markup or escapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     Plain,
     /// Markdown: also with backslash escapes and character references
     /// decoded, and with inline tags taken out.
@@ -175,7 +178,7 @@ pub enum View {
 }
 
 impl View {
-    pub fn of(path: &Path) -> View {
+    pub(crate) fn of(path: &Path) -> View {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         match ext.to_ascii_lowercase().as_str() {
             "html" | "htm" | "xhtml" | "svg" | "xml" => View::Markup,
@@ -575,7 +578,7 @@ const DEPTH: usize = 4;
 /// as they stream (nothing decompressed is kept beyond one chunk). Positions
 /// are those of the raw text; a value seen only in a decoded view is
 /// reported where its raw form starts.
-pub fn scan_reader(det: &Detector, reader: impl Read, view: View) -> Result<Scanned> {
+pub(crate) fn scan_reader(det: &Detector, reader: impl Read, view: View) -> Result<Scanned> {
     scan_named(det, reader, view, "")
 }
 
@@ -589,7 +592,7 @@ fn scan_named(det: &Detector, reader: impl Read, view: View, name: &str) -> Resu
 }
 
 /// [`scan_reader`] over bytes in memory.
-pub fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Scanned> {
+pub(crate) fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Scanned> {
     scan_reader(det, bytes, view)
 }
 
@@ -774,7 +777,7 @@ pub(crate) fn scan_file_named(det: &Detector, reader: impl Read, path: &Path) ->
     scan_named(det, reader, View::of(path), &name)
 }
 
-pub fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
+pub(crate) fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
     let f = crate::fsx::open_regular(path)
         .map_err(|e| anyhow::anyhow!("failed to open `{}`: {e}", path.display()))?;
     let name = path
@@ -823,7 +826,7 @@ fn inline(name: &[u8]) -> bool {
 /// The text of markup with its tags taken out: inline tags vanish, other
 /// tags leave a space; line breaks inside tags are kept, so lines still
 /// match the file. A view for scanning only, never output.
-pub fn strip_tags(s: &str) -> String {
+pub(crate) fn strip_tags(s: &str) -> String {
     let d = decode(
         s.as_bytes(),
         Decode {
@@ -837,7 +840,7 @@ pub fn strip_tags(s: &str) -> String {
 
 /// A folder (or one file) scanned.
 #[derive(Debug, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     pub path: PathBuf,
     pub files: usize,
     /// Files that are not text (binaries and archives): scanned for
@@ -850,11 +853,11 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn clean(&self) -> bool {
+    pub(crate) fn clean(&self) -> bool {
         self.findings.is_empty() && self.skipped.is_empty()
     }
 
-    pub fn to_json(&self) -> Result<String> {
+    pub(crate) fn to_json(&self) -> Result<String> {
         let mut s = serde_json::to_string_pretty(&serde_json::json!({
             "schema": 1,
             "path": self.path,
@@ -868,7 +871,7 @@ impl Report {
         Ok(s)
     }
 
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut s = String::new();
         for f in &self.findings {
             let file = match &f.member {
@@ -923,7 +926,7 @@ impl Report {
 
 /// Scan every file under `path` (or `path` itself), names included.
 /// `display` names a file for the report from its path relative to `path`.
-pub fn scan_path(
+pub(crate) fn scan_path(
     det: &Detector,
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
@@ -933,7 +936,7 @@ pub fn scan_path(
 
 /// [`scan_path`], reading only the names of files `known_clean` accepts
 /// (files whose bytes this same detector already found clean).
-pub fn scan_path_except(
+pub(crate) fn scan_path_except(
     det: &Detector,
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
@@ -1048,7 +1051,7 @@ pub fn scan_path_except(
 
 /// `exhibit scan PATH`: the built-in rules plus the redaction policy of any
 /// campaign.json at PATH, beside a file PATH, or one folder below PATH.
-pub fn scan_command(path: &Path) -> Result<Report> {
+pub(crate) fn scan_command(path: &Path) -> Result<Report> {
     if !path.exists() {
         anyhow::bail!("`{}` does not exist", path.display());
     }

@@ -65,7 +65,7 @@ pub(super) struct Verified {
 
 impl Verified {
     /// The build's report, in the terms of its campaigns.
-    pub fn report(&self, campaigns: &[Campaign]) -> BuildReport {
+    pub(super) fn report(&self, campaigns: &[Campaign]) -> BuildReport {
         let unverified = campaigns
             .iter()
             .zip(&self.edits)

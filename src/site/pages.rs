@@ -99,7 +99,7 @@ pub(super) struct Target<'a> {
 
 impl Target<'_> {
     /// Render, write and scan a campaign's pages and its ledger page.
-    pub fn render_pages(
+    pub(super) fn render_pages(
         &self,
         campaign: &Campaign,
         mut cache: Option<&mut PageCache>,

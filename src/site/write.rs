@@ -76,7 +76,7 @@ impl Site<'_> {
     /// The root SHA256SUMS covers every file outside the campaign folders
     /// and each campaign's SHA256SUMS, so `exhibit verify` (or
     /// `sha256sum -c` at the root) checks every file the site serves.
-    pub fn write(&self, sink: &Sink, pages: Vec<Rendered>) -> Result<Written> {
+    pub(super) fn write(&self, sink: &Sink, pages: Vec<Rendered>) -> Result<Written> {
         let mut sums = Sums::new();
         let mut written = Written::default();
         let mut cited = Vec::new();
