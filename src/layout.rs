@@ -8,7 +8,7 @@ use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 /// Marks a folder as written by exhibit, so a build may replace it.
-pub const MARKER: &str = ".exhibit-site";
+pub(crate) const MARKER: &str = ".exhibit-site";
 
 /// What the marker file says.
 pub(crate) const MARKER_TEXT: &[u8] =

@@ -62,18 +62,18 @@ pub(crate) const GENERATOR: &str = concat!("exhibit ", env!("CARGO_PKG_VERSION")
 /// A static file of the site, under a fingerprinted name.
 pub(crate) struct Asset {
     /// e.g. `assets/style.0c1d2e3f4a.css`
-    pub path: String,
-    pub bytes: Vec<u8>,
+    pub(crate) path: String,
+    pub(crate) bytes: Vec<u8>,
 }
 
 pub(crate) struct Theme {
     tera: Tera,
-    pub assets: Vec<Asset>,
+    pub(crate) assets: Vec<Asset>,
     /// Site-relative path of the stylesheet.
-    pub css: String,
+    pub(crate) css: String,
     /// Hash of every template and asset: output made with another theme
     /// is never reused.
-    pub fingerprint: String,
+    pub(crate) fingerprint: String,
 }
 
 impl Theme {

@@ -8,8 +8,8 @@ use anyhow::{bail, Result};
 use std::path::Path;
 
 pub struct SealReport {
-    pub written: bool,
-    pub message: String,
+    pub(crate) written: bool,
+    pub(crate) message: String,
 }
 
 /// Seal `dir`: write its manifest from what is on disk, or (`update`)

@@ -48,9 +48,9 @@ const EMBED_TYPES: &[&str] = &[
 #[derive(Serialize)]
 pub(crate) struct Embedded {
     /// The file as a `data:` URL.
-    pub data: String,
+    pub(crate) data: String,
     /// The name it saves under: its published name.
-    pub download: String,
+    pub(crate) download: String,
 }
 
 /// Which of `files` (published path, published size) the single file
@@ -99,17 +99,17 @@ fn file_name(path: &str) -> &str {
 /// One page as a section of the single file.
 #[derive(Serialize)]
 pub(crate) struct Section {
-    pub id: String,
-    pub title: String,
-    pub html: String,
+    pub(crate) id: String,
+    pub(crate) title: String,
+    pub(crate) html: String,
 }
 
 /// A file of the campaign as the single file lists it.
 pub(crate) struct Listed<'a> {
     /// Published path (what links in pages name).
-    pub href: &'a str,
+    pub(crate) href: &'a str,
     /// Anchor of its row in the file list.
-    pub anchor: String,
+    pub(crate) anchor: String,
 }
 
 /// Section id of a page: the main page is `page-index`.

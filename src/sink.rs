@@ -12,7 +12,7 @@ use std::sync::Mutex;
 pub(crate) type Files = BTreeMap<String, String>;
 
 pub(crate) struct Sink<'a> {
-    pub staging: PathBuf,
+    pub(crate) staging: PathBuf,
     /// The site now in OUT, when only changes are to be written.
     previous: Option<&'a Files>,
     /// Keep the list of files (for the next preview build).

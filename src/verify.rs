@@ -14,8 +14,8 @@ use std::path::Path;
 /// manifest rewritten together with its files is caught.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pin {
-    pub id: Option<String>,
-    pub sha256: String,
+    pub(crate) id: Option<String>,
+    pub(crate) sha256: String,
 }
 
 impl std::str::FromStr for Pin {

@@ -11,15 +11,15 @@ pub(super) const FOLDER: &str = "downloads";
 
 /// One block's data: column names and one row of values per record.
 pub(super) struct Export {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Scalar>>,
+    pub(crate) columns: Vec<String>,
+    pub(crate) rows: Vec<Vec<Scalar>>,
 }
 
 /// A generated file: its path inside the campaign, and its bytes.
 #[derive(Debug, Clone)]
-pub struct Download {
-    pub path: String,
-    pub bytes: Vec<u8>,
+pub(crate) struct Download {
+    pub(crate) path: String,
+    pub(crate) bytes: Vec<u8>,
 }
 
 impl Export {

@@ -37,23 +37,23 @@ pub(crate) struct PageFigures {
 /// A typed figure as audit.json lists it.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Record {
-    pub page: String,
+    pub(crate) page: String,
     /// `line:col` in the page.
-    pub at: String,
-    pub text: String,
+    pub(crate) at: String,
+    pub(crate) text: String,
     /// The value it matched, or null.
-    pub matched: Option<f64>,
+    pub(crate) matched: Option<f64>,
     /// Where that value came from: `FILE#POINTER`, or the block or
     /// reference that computed it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
 }
 
 /// One page's figures as the check reads them.
 pub(crate) struct Checked<'a> {
     /// The page's name as published.
-    pub page: &'a str,
-    pub figures: &'a PageFigures,
+    pub(crate) page: &'a str,
+    pub(crate) figures: &'a PageFigures,
 }
 
 /// A campaign's unmatched figures, reported once the site passed the

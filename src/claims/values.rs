@@ -13,8 +13,8 @@ use serde_json::Value;
 /// A number and where it came from (public names only).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct Known {
-    pub value: f64,
-    pub source: String,
+    pub(crate) value: f64,
+    pub(crate) source: String,
 }
 
 /// Every value a figure may match, by magnitude.

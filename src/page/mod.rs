@@ -24,52 +24,52 @@ use std::path::PathBuf;
 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Heading {
-    pub level: u8,
-    pub id: String,
-    pub text: String,
+    pub(crate) level: u8,
+    pub(crate) id: String,
+    pub(crate) text: String,
 }
 
 /// A block as recorded in audit.json.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct BlockRecord {
-    pub page: String,
-    pub line: usize,
-    pub kind: &'static str,
+    pub(crate) page: String,
+    pub(crate) line: usize,
+    pub(crate) kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
+    pub(crate) sha256: Option<String>,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct Page {
-    pub title: String,
-    pub file: String,
-    pub output: String,
-    pub html: String,
-    pub toc: Vec<Heading>,
-    pub blocks: Vec<BlockRecord>,
-    pub ledger: Vec<LedgerEntry>,
+    pub(crate) title: String,
+    pub(crate) file: String,
+    pub(crate) output: String,
+    pub(crate) html: String,
+    pub(crate) toc: Vec<Heading>,
+    pub(crate) blocks: Vec<BlockRecord>,
+    pub(crate) ledger: Vec<LedgerEntry>,
     /// Data downloads of the page's tables and charts.
-    pub downloads: Vec<crate::blocks::Download>,
+    pub(crate) downloads: Vec<crate::blocks::Download>,
     /// Links into a page at an id, checked once every page is rendered.
-    pub anchors: Vec<Anchor>,
+    pub(crate) anchors: Vec<Anchor>,
     /// Typed figures and computed values, checked once every page is
     /// rendered ([`crate::claims::check`]).
-    pub figures: crate::claims::PageFigures,
+    pub(crate) figures: crate::claims::PageFigures,
 }
 
 /// A link `PAGE#ID` (or `#ID`) and where it was written.
 #[derive(Debug, Clone)]
 pub(crate) struct Anchor {
     /// Output name of the page linked to.
-    pub page: String,
+    pub(crate) page: String,
     /// The id, as published.
-    pub id: String,
-    pub written: String,
-    pub path: PathBuf,
-    pub line: usize,
-    pub col: usize,
+    pub(crate) id: String,
+    pub(crate) written: String,
+    pub(crate) path: PathBuf,
+    pub(crate) line: usize,
+    pub(crate) col: usize,
 }
 
 /// Every `id` a rendered page defines (headings, charts, footnotes).

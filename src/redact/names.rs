@@ -136,7 +136,7 @@ pub(crate) fn mask_line(line: &str, col: usize) -> (String, usize) {
 impl Redactor {
     /// A campaign-relative path with every value [`find`] sees in it
     /// replaced by its placeholder.
-    pub fn redact_name<'p>(&self, path: &'p str) -> Cow<'p, str> {
+    pub(crate) fn redact_name<'p>(&self, path: &'p str) -> Cow<'p, str> {
         let hits = find(&self.detector, path);
         if hits.is_empty() {
             return Cow::Borrowed(path);
@@ -153,7 +153,7 @@ impl Redactor {
     }
 
     /// Number the values in a name, as [`Redactor::redact_name`] will see them.
-    pub fn register_name(&self, path: &str) {
+    pub(crate) fn register_name(&self, path: &str) {
         let hits = find(&self.detector, path);
         self.register(&hits);
         let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());

@@ -78,12 +78,12 @@ pub(super) fn builtin() -> &'static Regex {
 
 /// A span to replace, found by a rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hit {
-    pub start: usize,
-    pub end: usize,
-    pub category: Category,
+pub(crate) struct Hit {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) category: Category,
     /// The value as it identifies itself: same key, same placeholder.
-    pub key: String,
+    pub(crate) key: String,
 }
 
 /// Could [`find`] report anything in `text`? `false` is certain; `true`

@@ -128,13 +128,13 @@ impl Kind {
 /// A finding as reported: where, and what kind; never the value.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub(crate) struct Finding {
-    pub file: String,
+    pub(crate) file: String,
     /// The member of an archive the finding is in (its name masked).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub member: Option<String>,
-    pub line: usize,
-    pub column: usize,
-    pub category: Category,
+    pub(crate) member: Option<String>,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) category: Category,
 }
 
 /// What scanning one file found.
@@ -142,15 +142,15 @@ pub(crate) struct Finding {
 pub(crate) struct Scanned {
     /// Not text: a binary file (scanned for printable runs) or an archive
     /// (scanned through its members); either is published only as it is.
-    pub binary: bool,
+    pub(crate) binary: bool,
     /// (line, column, hit) in file order; for UTF-16, in the decoded text.
-    pub hits: Vec<(usize, usize, Hit)>,
+    pub(crate) hits: Vec<(usize, usize, Hit)>,
     /// Findings inside an archive's members: (member, masked with
     /// [`mask`]; line; column; category).
-    pub inner: Vec<(String, usize, usize, Category)>,
+    pub(crate) inner: Vec<(String, usize, usize, Category)>,
     /// Content that could not be read, and why (a corrupt archive, nesting
     /// too deep): never reported clean.
-    pub skipped: Vec<String>,
+    pub(crate) skipped: Vec<String>,
 }
 
 impl Scanned {
@@ -841,15 +841,15 @@ pub(crate) fn strip_tags(s: &str) -> String {
 /// A folder (or one file) scanned.
 #[derive(Debug, Serialize)]
 pub(crate) struct Report {
-    pub path: PathBuf,
-    pub files: usize,
+    pub(crate) path: PathBuf,
+    pub(crate) files: usize,
     /// Files that are not text (binaries and archives): scanned for
     /// printable runs or through their members.
-    pub binary: Vec<String>,
+    pub(crate) binary: Vec<String>,
     /// Content that could not be scanned, and why: a folder with any is
     /// never reported clean.
-    pub skipped: Vec<String>,
-    pub findings: Vec<Finding>,
+    pub(crate) skipped: Vec<String>,
+    pub(crate) findings: Vec<Finding>,
 }
 
 impl Report {

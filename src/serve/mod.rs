@@ -19,24 +19,24 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 pub(crate) struct ServeOptions {
-    pub root: PathBuf,
-    pub theme: Option<PathBuf>,
-    pub bind: IpAddr,
-    pub port: u16,
-    pub open: bool,
+    pub(crate) root: PathBuf,
+    pub(crate) theme: Option<PathBuf>,
+    pub(crate) bind: IpAddr,
+    pub(crate) port: u16,
+    pub(crate) open: bool,
 }
 
 /// What the server shows now.
 #[derive(Debug, Clone)]
 pub(crate) struct Status {
     /// The built site (canonical path).
-    pub site: PathBuf,
+    pub(crate) site: PathBuf,
     /// The last build's error, when it failed (the site is the one before).
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Files shown although they differ from the manifest.
-    pub unverified: Vec<String>,
+    pub(crate) unverified: Vec<String>,
     /// Counts finished builds, good or bad; pages reload when it moves.
-    pub generation: u64,
+    pub(crate) generation: u64,
 }
 
 pub(crate) struct Shared {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// The staging folder; removed when dropped unless published.
 pub(super) struct Staging {
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     armed: bool,
 }
 
