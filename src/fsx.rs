@@ -150,17 +150,6 @@ pub(crate) fn refuse_special(path: &Path) -> Result<()> {
     }
 }
 
-pub(crate) fn create(path: &Path) -> Result<fs::File> {
-    if let Some(parent) = path.parent() {
-        create_dir_all(parent)?;
-    }
-    fs::File::create(path).with_context(|| format!("failed to create `{}`", path.display()))
-}
-
-pub(crate) fn symlink_metadata(path: &Path) -> Result<fs::Metadata> {
-    fs::symlink_metadata(path).with_context(|| format!("failed to stat `{}`", path.display()))
-}
-
 pub(crate) fn canonicalize(path: &Path) -> Result<std::path::PathBuf> {
     fs::canonicalize(path).with_context(|| format!("failed to resolve `{}`", path.display()))
 }

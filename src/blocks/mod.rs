@@ -10,7 +10,6 @@ mod table;
 pub(crate) use export::Download;
 pub(crate) use ledger::{entries_table, LedgerEntry};
 
-use crate::campaign::Campaign;
 use crate::data::{DataStore, LoadError, Source};
 use crate::evidence::Evidence;
 use serde::de::DeserializeOwned;
@@ -106,7 +105,6 @@ impl From<String> for Problem {
 
 /// What rendering needs from the earlier stages.
 pub(crate) struct Ctx<'a> {
-    pub(crate) campaign: &'a Campaign,
     pub(crate) evidence: &'a Evidence,
     pub(crate) store: &'a DataStore<'a>,
     /// Chart number within the page, for unique SVG ids.

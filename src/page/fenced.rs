@@ -58,7 +58,6 @@ impl Renderer<'_> {
         self.flush();
         self.charts += usize::from(matches!(block, Block::Chart(_)));
         let ctx = blocks::Ctx {
-            campaign: self.campaign,
             evidence: self.evidence,
             store: self.store,
             chart_id: format!("chart-{}", self.charts),

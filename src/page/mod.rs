@@ -125,7 +125,6 @@ pub(crate) fn options() -> Options {
 }
 
 struct Renderer<'a> {
-    campaign: &'a Campaign,
     evidence: &'a Evidence,
     store: &'a DataStore<'a>,
     file: &'a str,
@@ -180,7 +179,6 @@ pub(crate) fn render(
         )
     })?;
     let mut r = Renderer {
-        campaign,
         evidence,
         store,
         file: &page.file,

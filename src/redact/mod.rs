@@ -479,21 +479,6 @@ impl Redactor {
             *s = self.placeholder(&hit);
         }
     }
-
-    /// Register every value of a JSON document in document order.
-    pub(crate) fn register_value(&self, v: &Value) {
-        match v {
-            Value::String(s) => self.register(&self.detector.find(s.as_bytes())),
-            Value::Array(items) => items.iter().for_each(|i| self.register_value(i)),
-            Value::Object(map) => {
-                for (k, val) in map {
-                    self.register(&self.detector.find(k.as_bytes()));
-                    self.register_value(val);
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 #[cfg(test)]

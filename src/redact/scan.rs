@@ -825,8 +825,10 @@ fn inline(name: &[u8]) -> bool {
 
 /// The text of markup with its tags taken out: inline tags vanish, other
 /// tags leave a space; line breaks inside tags are kept, so lines still
-/// match the file. A view for scanning only, never output.
-pub(crate) fn strip_tags(s: &str) -> String {
+/// match the file. A view for scanning only, never output; the tests read
+/// the scanner's tag decoding through it.
+#[cfg(test)]
+pub(super) fn strip_tags(s: &str) -> String {
     let d = decode(
         s.as_bytes(),
         Decode {

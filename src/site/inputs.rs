@@ -84,15 +84,6 @@ impl Verified {
     }
 }
 
-/// Load a campaign's manifest and check its files, keeping small files'
-/// bytes while the build's `budget` lasts.
-pub(crate) fn verify_campaign(
-    c: &Campaign,
-    budget: &std::sync::atomic::AtomicU64,
-) -> Result<Evidence> {
-    verify_one(c, budget, None)
-}
-
 fn verify_one(
     c: &Campaign,
     budget: &std::sync::atomic::AtomicU64,

@@ -24,8 +24,6 @@ mod write;
 
 pub(crate) use crate::layout::MARKER;
 pub(crate) use cache::BuildCache;
-pub(crate) use inputs::verify_campaign;
-pub(crate) use nav::TABS_UP_TO;
 
 use crate::copies::{self, Copies};
 use crate::public::Public;
