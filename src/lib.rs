@@ -19,8 +19,7 @@
 //! stage; [`serve`] owns the [`site::BuildCache`]; [`cli`] sits at the
 //! edge.
 //!
-//! The public API the binary and the fuzz tests use, and nothing more
-//! (everything else is `pub(crate)`; `unreachable_pub` keeps it so):
+//! The public API the binary and the fuzz tests use, and nothing more:
 //! [`cli::Cli`] and [`cli::run`] (the binary); [`error::describe`],
 //! [`error::exit_code`], [`error::is_broken_pipe`] and
 //! [`error::InputError`] (the binary's exit path; the fuzz tests judge an
@@ -30,8 +29,12 @@
 //! [`manifest::parse_sums`], [`manifest::sums_line`] with
 //! [`manifest::Format`], [`blocks::parse`] with [`blocks::ParseError`],
 //! [`seal::seal`], and [`site::build`] with [`site::BuildOptions`]. The
-//! types these return are public too (the compiler requires it), their
-//! fields crate-private except those the tests read.
+//! types in their signatures are `pub` too (the compiler requires it; the
+//! block specs, `commit::Key` and `verify::Pin` stay unnameable outside,
+//! their modules private); of their fields only those the tests read or
+//! set are `pub`: `InputError`'s path, line and col, `Manifest::entries`,
+//! `Entry`'s path and sha256, and all of `BuildOptions`. Everything else
+//! is `pub(crate)` or narrower, and `unreachable_pub` keeps it so.
 
 #![warn(unreachable_pub)]
 
