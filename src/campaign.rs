@@ -2,43 +2,41 @@
 //! `campaign.json` into a checked [`Campaign`].
 
 use crate::error::InputError;
-/// The redaction policy is redaction's type; campaign.json holds one.
-pub use crate::redact::Policy;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub const META_NAME: &str = "campaign.json";
+pub(crate) const META_NAME: &str = "campaign.json";
 
 /// Output names the build writes in a campaign folder; no page may take them.
-pub const RESERVED_PAGES: &[&str] = &["index", "manifest", "ledger"];
+pub(crate) const RESERVED_PAGES: &[&str] = &["index", "manifest", "ledger"];
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct Meta {
-    pub id: String,
-    pub title: String,
-    pub date: String,
-    pub state: String,
-    pub scope: String,
-    pub decision: String,
+pub(crate) struct Meta {
+    pub(crate) id: String,
+    pub(crate) title: String,
+    pub(crate) date: String,
+    pub(crate) state: String,
+    pub(crate) scope: String,
+    pub(crate) decision: String,
     #[serde(default)]
-    pub summary: Option<String>,
+    pub(crate) summary: Option<String>,
     #[serde(default = "default_pages")]
-    pub pages: Vec<PageRef>,
+    pub(crate) pages: Vec<PageRef>,
     #[serde(default)]
-    pub redaction: crate::redact::Policy,
+    pub(crate) redaction: crate::redact::Policy,
     /// Symlinks inside the campaign (exact paths) that may be published,
     /// as copies of what they point to; any other symlink is refused.
     #[serde(default)]
-    pub symlinks: Vec<String>,
+    pub(crate) symlinks: Vec<String>,
     /// Consistency checks that must hold on the campaign's data.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub checks: Vec<Check>,
+    pub(crate) checks: Vec<Check>,
     /// A typed figure that matches no data fails the build, as with
     /// `exhibit build --strict`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub strict: bool,
+    pub(crate) strict: bool,
 }
 
 /// A consistency check: two values that must compare as stated, or the
@@ -46,23 +44,23 @@ pub struct Meta {
 /// `"at_least"`; `tolerance` with `equal`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct Check {
-    pub name: String,
+pub(crate) struct Check {
+    pub(crate) name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub equal: Option<[Operand; 2]>,
+    pub(crate) equal: Option<[Operand; 2]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_most: Option<[Operand; 2]>,
+    pub(crate) at_most: Option<[Operand; 2]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_least: Option<[Operand; 2]>,
+    pub(crate) at_least: Option<[Operand; 2]>,
     /// How far apart two `equal` values may be.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tolerance: Option<f64>,
+    pub(crate) tolerance: Option<f64>,
 }
 
 /// One side of a check: a number, or a reference `=FILE#EXPR`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(untagged)]
-pub enum Operand {
+pub(crate) enum Operand {
     Number(f64),
     Reference(String),
 }
@@ -70,7 +68,7 @@ pub enum Operand {
 /// How a check compares its two values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Relation {
+pub(crate) enum Relation {
     Equal,
     AtMost,
     AtLeast,
@@ -186,9 +184,9 @@ pub(crate) fn offset_in_value(text: &str, key: &str, value: &str, at: usize) -> 
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct PageRef {
-    pub file: String,
-    pub title: String,
+pub(crate) struct PageRef {
+    pub(crate) file: String,
+    pub(crate) title: String,
 }
 
 fn default_pages() -> Vec<PageRef> {
@@ -201,24 +199,24 @@ fn default_pages() -> Vec<PageRef> {
 /// A campaign folder with its loaded metadata.
 #[derive(Debug, Clone)]
 pub struct Campaign {
-    pub dir: PathBuf,
-    pub meta: Meta,
+    pub(crate) dir: PathBuf,
+    pub(crate) meta: Meta,
     /// The raw bytes of campaign.json, checked against the manifest later.
-    pub meta_sha256: String,
+    pub(crate) meta_sha256: String,
     /// campaign.json as written, for positions in later messages.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 impl Campaign {
     /// Path of a campaign file for messages (as the user named the root).
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.join(rel)
     }
 }
 
 /// Every campaign under `root`: the root itself, or its immediate subfolders.
 /// `skip` is a folder (the output) never to be taken for a campaign.
-pub fn discover(root: &Path, skip: Option<&Path>) -> Result<Vec<Campaign>> {
+pub(crate) fn discover(root: &Path, skip: Option<&Path>) -> Result<Vec<Campaign>> {
     if !root.is_dir() {
         bail!("`{}` is not a folder", root.display());
     }
@@ -502,7 +500,7 @@ fn inert_name(name: &str) -> bool {
 }
 
 /// The path under which a campaign file is published in the site.
-pub fn published_name(path: &str) -> String {
+pub(crate) fn published_name(path: &str) -> String {
     let name = path.rsplit('/').next().unwrap_or(path);
     if path.ends_with('/') || inert_name(name) {
         path.to_string()

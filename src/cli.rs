@@ -15,11 +15,11 @@ use std::path::PathBuf;
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Verify every campaign under ROOT and render the site into OUT
     Build {
         /// A campaign folder, or a folder of campaigns [default: sample-artifacts]

@@ -16,9 +16,9 @@ use sha2::Sha256;
 use std::path::Path;
 
 /// The environment variable holding the key itself (for CI secrets).
-pub const KEY_ENV: &str = "EXHIBIT_KEY";
+pub(crate) const KEY_ENV: &str = "EXHIBIT_KEY";
 /// The environment variable naming a key file.
-pub const KEY_FILE_ENV: &str = "EXHIBIT_KEY_FILE";
+pub(crate) const KEY_FILE_ENV: &str = "EXHIBIT_KEY_FILE";
 /// Shorter keys can be guessed, and a guessed key opens every commitment.
 const MIN_KEY_BYTES: usize = 16;
 
@@ -34,17 +34,17 @@ impl std::fmt::Debug for Key {
 /// A sealed original and the copy published for it.
 pub(crate) struct Sealed<'a> {
     /// The original's path in the campaign (before names are redacted).
-    pub path: &'a str,
-    pub sha256: &'a str,
-    pub bytes: u64,
-    pub published_sha256: &'a str,
+    pub(crate) path: &'a str,
+    pub(crate) sha256: &'a str,
+    pub(crate) bytes: u64,
+    pub(crate) published_sha256: &'a str,
 }
 
 impl Key {
     /// The key from `--key-file`, else `EXHIBIT_KEY_FILE`, else
     /// `EXHIBIT_KEY`; `None` when none is given. A key file must lie outside
     /// every folder in `outside` (it would be published with the campaign).
-    pub fn load(flag: Option<&Path>, outside: &[&Path]) -> Result<Option<Key>> {
+    pub(crate) fn load(flag: Option<&Path>, outside: &[&Path]) -> Result<Option<Key>> {
         let file = flag
             .map(Path::to_path_buf)
             .or_else(|| std::env::var_os(KEY_FILE_ENV).map(Into::into));

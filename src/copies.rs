@@ -20,39 +20,39 @@ use std::path::Path;
 
 /// One published campaign file.
 #[derive(Debug, Clone)]
-pub struct Published {
+pub(crate) struct Published {
     /// The path in the campaign (private: never published as it is).
-    pub original: String,
+    pub(crate) original: String,
     /// Where the copy is published in the campaign's folder.
-    pub path: String,
-    pub mode: Mode,
-    pub copied: Copied,
+    pub(crate) path: String,
+    pub(crate) mode: Mode,
+    pub(crate) copied: Copied,
     /// Set for a redacted copy when the publisher gave a key.
-    pub sealed: Option<Commitment>,
+    pub(crate) sealed: Option<Commitment>,
 }
 
 /// What ties a redacted copy to its sealed original, for key holders only.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct Commitment {
+pub(crate) struct Commitment {
     /// HMAC-SHA256 of the original's path, hash and size and the copy's hash.
-    pub hmac_sha256: String,
+    pub(crate) hmac_sha256: String,
     /// HMAC-SHA256 of the original's path, to pair copy and original.
-    pub path_tag: String,
+    pub(crate) path_tag: String,
 }
 
 impl Published {
     /// The copy differs from the verified original.
-    pub fn redacted(&self) -> bool {
+    pub(crate) fn redacted(&self) -> bool {
         self.copied.published_sha256 != self.copied.sha256
     }
 
     /// The hash the public sees: the copy's.
-    pub fn public_sha256(&self) -> &str {
+    pub(crate) fn public_sha256(&self) -> &str {
         &self.copied.published_sha256
     }
 
     /// The size the public sees: the copy's.
-    pub fn public_bytes(&self) -> u64 {
+    pub(crate) fn public_bytes(&self) -> u64 {
         self.copied.published_bytes
     }
 }
@@ -60,24 +60,24 @@ impl Published {
 /// A campaign's published files: one per evidence file, in
 /// `Evidence::files` order, then the manifest.
 #[derive(Debug, Default)]
-pub struct Copies {
-    pub files: Vec<Published>,
+pub(crate) struct Copies {
+    pub(crate) files: Vec<Published>,
     at: HashMap<String, usize>,
 }
 
 impl Copies {
     /// The copy of a campaign file, by its original path.
-    pub fn get(&self, original: &str) -> Option<&Published> {
+    pub(crate) fn get(&self, original: &str) -> Option<&Published> {
         self.at.get(original).map(|&i| &self.files[i])
     }
 
     /// The evidence files' copies (the manifest's left out).
-    pub fn evidence_files(&self) -> &[Published] {
+    pub(crate) fn evidence_files(&self) -> &[Published] {
         &self.files[..self.files.len().saturating_sub(1)]
     }
 
     /// The published manifest.
-    pub fn manifest(&self) -> Option<&Published> {
+    pub(crate) fn manifest(&self) -> Option<&Published> {
         self.files.last()
     }
 }
@@ -93,14 +93,14 @@ struct Planned {
 }
 
 /// Everything the copy stage reads.
-pub struct Stage<'a> {
-    pub redactor: &'a Redactor,
-    pub key: Option<&'a Key>,
-    pub sink: &'a Sink<'a>,
+pub(crate) struct Stage<'a> {
+    pub(crate) redactor: &'a Redactor,
+    pub(crate) key: Option<&'a Key>,
+    pub(crate) sink: &'a Sink<'a>,
 }
 
 /// The manifest's name in a published campaign.
-pub fn published_manifest(format: manifest::Format) -> &'static str {
+pub(crate) fn published_manifest(format: manifest::Format) -> &'static str {
     match format {
         manifest::Format::Json => manifest::JSON_NAME,
         manifest::Format::Sha256sums => "campaign.sha256",
@@ -111,7 +111,7 @@ impl Stage<'_> {
     /// Copy every file of campaign `c` into the staging folder, then its
     /// manifest: as verified when nothing was redacted (so its hash is the
     /// sealed one), else rewritten to list the copies as published.
-    pub fn copy_campaign(&self, c: &Campaign, e: &Evidence, p: &Public) -> Result<Copies> {
+    pub(crate) fn copy_campaign(&self, c: &Campaign, e: &Evidence, p: &Public) -> Result<Copies> {
         let id = p.meta.id.as_str();
         let same_detector = p.scanned_by == self.redactor.detector.fingerprint();
         let files: Vec<Planned> = e
@@ -268,7 +268,7 @@ impl Copies {
 /// where no key stands beside them. Files that name no secret-like key
 /// are not parsed; files that do not parse are left to the stage that
 /// reports them with a position.
-pub fn learn_keyed_secrets(c: &Campaign, e: &Evidence, r: &Redactor) -> Result<()> {
+pub(crate) fn learn_keyed_secrets(c: &Campaign, e: &Evidence, r: &Redactor) -> Result<()> {
     const READ_UP_TO: u64 = 64 << 20;
     let pages: std::collections::HashSet<&str> =
         c.meta.pages.iter().map(|p| p.file.as_str()).collect();

@@ -16,17 +16,17 @@ use std::sync::{Arc, Mutex};
 
 /// One loaded source: a data file, or every file a glob matched.
 #[derive(Debug)]
-pub struct Source {
+pub(crate) struct Source {
     /// Relative path in the campaign, or the glob (for messages).
-    pub path: String,
+    pub(crate) path: String,
     /// The path as published (redacted; for the page).
-    pub public: String,
+    pub(crate) public: String,
     /// The published copy's hash; for a glob, the SHA-256 of its
     /// members' `SHA256SUMS` lines.
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// The records blocks read without a pointer: a file of records (or a
     /// native format) is an array of its records.
-    pub doc: Value,
+    pub(crate) doc: Value,
     /// A native format's JSON document as the tool wrote it: what pointers
     /// and expressions address. None when `doc` is the file as written.
     pub(crate) written: Option<Value>,
@@ -40,29 +40,29 @@ pub struct Source {
 }
 
 /// Records picked from a source: (record, label for messages).
-pub struct Records<'a> {
-    pub items: Vec<(&'a Value, String)>,
+pub(crate) struct Records<'a> {
+    pub(crate) items: Vec<(&'a Value, String)>,
 }
 
 impl Source {
-    pub fn short_hash(&self) -> &str {
+    pub(crate) fn short_hash(&self) -> &str {
         self.sha256.get(..12).unwrap_or(&self.sha256)
     }
 
     /// The unit a CSV header gave a field, for axis labels.
-    pub fn unit(&self, field: &str) -> Option<&str> {
+    pub(crate) fn unit(&self, field: &str) -> Option<&str> {
         self.units.get(field).map(String::as_str)
     }
 
     /// The file as written, for expressions (`/results/0/times` of a
     /// hyperfine export, even though its blocks read one record per command).
-    pub fn document(&self) -> &Value {
+    pub(crate) fn document(&self) -> &Value {
         self.written.as_ref().unwrap_or(&self.doc)
     }
 
     /// The value a pointer names, in the file as written; no pointer: the
     /// records. A file of records (JSONL, CSV, a glob) takes no pointer.
-    pub fn select(&self, pointer: Option<&str>) -> Result<&Value, String> {
+    pub(crate) fn select(&self, pointer: Option<&str>) -> Result<&Value, String> {
         match (pointer, &self.labels) {
             (None, _) => Ok(&self.doc),
             (Some(p), _) if self.written.is_some() => self.at(p),
@@ -85,7 +85,7 @@ impl Source {
     }
 
     /// The array of objects a pointer names.
-    pub fn records(&self, pointer: Option<&str>) -> Result<Records<'_>, String> {
+    pub(crate) fn records(&self, pointer: Option<&str>) -> Result<Records<'_>, String> {
         let v = self.select(pointer)?;
         let arr = v.as_array().ok_or_else(|| {
             format!(
@@ -106,7 +106,7 @@ impl Source {
         Ok(Records { items })
     }
 
-    pub fn record_label(&self, pointer: Option<&str>, i: usize) -> String {
+    pub(crate) fn record_label(&self, pointer: Option<&str>, i: usize) -> String {
         match self.labels.as_ref().and_then(|l| l.get(i)) {
             Some(label) => label.clone(),
             None => format!("{}#{}/{i}", self.path, pointer.unwrap_or("")),
@@ -114,7 +114,7 @@ impl Source {
     }
 }
 
-pub fn kind(v: &Value) -> &'static str {
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -129,24 +129,24 @@ pub fn kind(v: &Value) -> &'static str {
 type SourceKey = (String, Option<Format>);
 
 /// Loads sources on first use and keeps them for the rest of the build.
-pub struct DataStore<'a> {
+pub(crate) struct DataStore<'a> {
     evidence: &'a Evidence,
-    pub redactor: &'a Redactor,
-    pub public: &'a Public,
+    pub(crate) redactor: &'a Redactor,
+    pub(crate) public: &'a Public,
     /// The published copies, whose hashes the pages show.
-    pub copies: &'a crate::copies::Copies,
+    pub(crate) copies: &'a crate::copies::Copies,
     cache: Mutex<HashMap<SourceKey, Arc<Source>>>,
 }
 
 /// Why a source could not be had: positioned at the block, or already
 /// positioned in the data file itself.
-pub enum LoadError {
+pub(crate) enum LoadError {
     AtBlock(String),
     Other(anyhow::Error),
 }
 
 impl<'a> DataStore<'a> {
-    pub fn new(
+    pub(crate) fn new(
         evidence: &'a Evidence,
         redactor: &'a Redactor,
         public: &'a Public,
@@ -162,7 +162,7 @@ impl<'a> DataStore<'a> {
     }
 
     /// Every source loaded so far, sorted by path.
-    pub fn loaded(&self) -> Vec<Arc<Source>> {
+    pub(crate) fn loaded(&self) -> Vec<Arc<Source>> {
         let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         let mut v: Vec<_> = cache.values().cloned().collect();
         v.sort_by(|a, b| a.path.cmp(&b.path));
@@ -171,13 +171,17 @@ impl<'a> DataStore<'a> {
 
     /// A data file named by its public or its original path, its format
     /// recognised.
-    pub fn load(&self, path: &str) -> Result<Arc<Source>, LoadError> {
+    pub(crate) fn load(&self, path: &str) -> Result<Arc<Source>, LoadError> {
         self.load_as(path, None)
     }
 
     /// A block's `source` (a path or a glob) read as `format` (a name from
     /// [`Format::named`]), or as recognised when `None`.
-    pub fn load_as(&self, source: &str, format: Option<&str>) -> Result<Arc<Source>, LoadError> {
+    pub(crate) fn load_as(
+        &self,
+        source: &str,
+        format: Option<&str>,
+    ) -> Result<Arc<Source>, LoadError> {
         let format = format
             .map(Format::named)
             .transpose()

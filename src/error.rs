@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 /// The evidence did not hold: the report names every bad file.
 #[derive(Debug)]
-pub struct EvidenceFailed {
-    pub report: String,
+pub(crate) struct EvidenceFailed {
+    pub(crate) report: String,
 }
 
 impl fmt::Display for EvidenceFailed {
@@ -29,13 +29,13 @@ pub struct InputError {
     /// 1-based line and column; 0 when unknown.
     pub line: usize,
     pub col: usize,
-    pub message: String,
+    pub(crate) message: String,
     /// The text of the offending line, when it is known.
-    pub source_line: Option<String>,
+    pub(crate) source_line: Option<String>,
 }
 
 impl InputError {
-    pub fn new(path: &Path, line: usize, col: usize, message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: &Path, line: usize, col: usize, message: impl Into<String>) -> Self {
         InputError {
             path: path.to_path_buf(),
             line,
@@ -46,7 +46,12 @@ impl InputError {
     }
 
     /// An error at a byte offset of `text`, the contents of `path`.
-    pub fn at_offset(path: &Path, text: &str, offset: usize, message: impl Into<String>) -> Self {
+    pub(crate) fn at_offset(
+        path: &Path,
+        text: &str,
+        offset: usize,
+        message: impl Into<String>,
+    ) -> Self {
         let (line, col) = line_col(text, offset);
         let mut err = InputError::new(path, line, col, message);
         err.source_line = text.lines().nth(line - 1).map(str::to_string);
@@ -55,7 +60,12 @@ impl InputError {
 
     /// A JSON syntax or shape error from serde_json, positioned in `path`.
     /// `line_offset` is added to serde's line (a block body starts inside a page).
-    pub fn json(path: &Path, text: &str, line_offset: usize, err: &serde_json::Error) -> Self {
+    pub(crate) fn json(
+        path: &Path,
+        text: &str,
+        line_offset: usize,
+        err: &serde_json::Error,
+    ) -> Self {
         let line = err.line() + line_offset;
         let mut e = InputError::new(path, line, err.column().max(1), clean_serde_message(err));
         e.source_line = text.lines().nth(line.saturating_sub(1)).map(str::to_string);
@@ -110,7 +120,7 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 /// 1-based line and column (in characters) of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..floor_char_boundary(text, offset)];
     let line = before.matches('\n').count() + 1;
@@ -187,7 +197,7 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 }
 
 impl InputError {
-    pub fn with_prefix(mut self, prefix: &str) -> Self {
+    pub(crate) fn with_prefix(mut self, prefix: &str) -> Self {
         self.message = format!("{prefix}{}", self.message);
         self
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Ok,
     Modified,
     Missing,
@@ -24,7 +24,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 8] = [
+    pub(crate) const ALL: [Verdict; 8] = [
         Verdict::Ok,
         Verdict::Modified,
         Verdict::Missing,
@@ -35,7 +35,7 @@ impl Verdict {
         Verdict::Unreadable,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Ok => "ok",
             Verdict::Modified => "modified",
@@ -50,17 +50,17 @@ impl Verdict {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct FileCheck {
-    pub path: String,
-    pub verdict: Verdict,
+pub(crate) struct FileCheck {
+    pub(crate) path: String,
+    pub(crate) verdict: Verdict,
     /// What the manifest says, when it lists the file.
-    pub expected_sha256: Option<String>,
-    pub expected_bytes: Option<u64>,
+    pub(crate) expected_sha256: Option<String>,
+    pub(crate) expected_bytes: Option<u64>,
     /// What is on disk, when it could be read.
-    pub sha256: Option<String>,
-    pub bytes: Option<u64>,
+    pub(crate) sha256: Option<String>,
+    pub(crate) bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
 }
 
 impl FileCheck {
@@ -75,11 +75,11 @@ impl FileCheck {
 }
 
 #[derive(Debug, Clone)]
-pub struct Evidence {
-    pub dir: PathBuf,
-    pub manifest: Manifest,
+pub(crate) struct Evidence {
+    pub(crate) dir: PathBuf,
+    pub(crate) manifest: Manifest,
     /// Sorted by path.
-    pub files: Vec<FileCheck>,
+    pub(crate) files: Vec<FileCheck>,
     /// The bytes of small files, exactly as hashed, so later stages read
     /// each input once (see [`KEEP_FILE`] and [`KEEP_TOTAL`]).
     kept: std::collections::HashMap<String, std::sync::Arc<[u8]>>,
@@ -88,9 +88,9 @@ pub struct Evidence {
 /// A file the preview publishes as it is now although it does not match
 /// the manifest (the author is editing it), with the verdict it had.
 #[derive(Debug, Clone)]
-pub struct Edit {
-    pub path: String,
-    pub verdict: Verdict,
+pub(crate) struct Edit {
+    pub(crate) path: String,
+    pub(crate) verdict: Verdict,
 }
 
 impl Evidence {
@@ -98,7 +98,7 @@ impl Evidence {
     /// unlisted files taken as they are now, missing ones forgotten, so
     /// the pages show the author's edits; each is returned as an [`Edit`]
     /// beside it. Unsafe, duplicate and unreadable entries still fail.
-    pub fn accept_edits(mut self) -> (Evidence, Vec<Edit>) {
+    pub(crate) fn accept_edits(mut self) -> (Evidence, Vec<Edit>) {
         let mut edits = Vec::new();
         self.files.retain_mut(|f| match f.verdict {
             Verdict::Modified | Verdict::SizeMismatch | Verdict::Unlisted => {
@@ -125,17 +125,17 @@ impl Evidence {
 }
 
 /// Files up to this size are kept in memory after hashing...
-pub const KEEP_FILE: u64 = 1 << 20;
+pub(crate) const KEEP_FILE: u64 = 1 << 20;
 /// ...until this much is kept (in all campaigns of a build); larger files
 /// and the rest stream from disk.
-pub const KEEP_TOTAL: u64 = 48 << 20;
+pub(crate) const KEEP_TOTAL: u64 = 48 << 20;
 
 impl Evidence {
-    pub fn all_ok(&self) -> bool {
+    pub(crate) fn all_ok(&self) -> bool {
         self.files.iter().all(|f| f.verdict == Verdict::Ok)
     }
 
-    pub fn get(&self, path: &str) -> Option<&FileCheck> {
+    pub(crate) fn get(&self, path: &str) -> Option<&FileCheck> {
         self.files
             .binary_search_by(|f| f.path.as_str().cmp(path))
             .ok()
@@ -143,14 +143,14 @@ impl Evidence {
     }
 
     /// The verified hash of an ok file.
-    pub fn verified_sha256(&self, path: &str) -> Option<&str> {
+    pub(crate) fn verified_sha256(&self, path: &str) -> Option<&str> {
         self.get(path)
             .filter(|f| f.verdict == Verdict::Ok)
             .and_then(|f| f.sha256.as_deref())
     }
 
     /// "412 ok, 1 modified, 1 unlisted"
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let parts: Vec<String> = Verdict::ALL
             .iter()
             .filter_map(|v| {
@@ -162,7 +162,7 @@ impl Evidence {
     }
 
     /// One line per file that is not ok, for error messages.
-    pub fn problems(&self) -> String {
+    pub(crate) fn problems(&self) -> String {
         let mut out = String::new();
         for f in self.files.iter().filter(|f| f.verdict != Verdict::Ok) {
             let path = shown(&self.dir.join(&f.path).display().to_string());
@@ -178,7 +178,7 @@ impl Evidence {
 
 /// A path as printed: control characters (a newline, an escape sequence
 /// that would repaint the terminal) escaped.
-pub fn shown(path: &str) -> String {
+pub(crate) fn shown(path: &str) -> String {
     if path.chars().any(char::is_control) {
         path.escape_debug().to_string()
     } else {
@@ -200,21 +200,21 @@ enum Kind {
 
 /// What a check may take beyond the defaults.
 #[derive(Debug, Clone, Default)]
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// Symlinks inside the folder that count as the file they point to
     /// (campaign.json's `symlinks`); others are refused.
-    pub symlinks: Vec<String>,
+    pub(crate) symlinks: Vec<String>,
     /// Folders whose contents are checked only where the manifest lists
     /// them (a site's campaign folders, which their own SHA256SUMS covers).
-    pub listed_only: Vec<String>,
+    pub(crate) listed_only: Vec<String>,
     /// Hashes of files unchanged since an earlier build (the preview).
-    pub hashes: Option<&'a HashCache>,
+    pub(crate) hashes: Option<&'a HashCache>,
 }
 
 /// The [`Options`] of the campaign in `dir`: the symlinks its
 /// campaign.json lets through. A campaign.json that does not load lets
 /// none (its own check reports it).
-pub fn campaign_options(dir: &Path) -> Options<'static> {
+pub(crate) fn campaign_options(dir: &Path) -> Options<'static> {
     let symlinks = crate::campaign::load(dir)
         .map(|c| c.meta.symlinks)
         .unwrap_or_default();
@@ -226,7 +226,7 @@ pub fn campaign_options(dir: &Path) -> Options<'static> {
 
 /// Check `dir` against `manifest`. `exclude` lists relative paths that are
 /// neither listed nor to be reported (the manifest itself).
-pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Result<Evidence> {
+pub(crate) fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Result<Evidence> {
     verify_within(
         dir,
         manifest,
@@ -237,7 +237,7 @@ pub fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Resul
 
 /// [`verify`], keeping small files' bytes while `budget` (bytes, shared by
 /// every campaign of a build) lasts.
-pub fn verify_within(
+pub(crate) fn verify_within(
     dir: &Path,
     manifest: Manifest,
     exclude: &[&str],
@@ -248,7 +248,7 @@ pub fn verify_within(
 
 /// [`verify_within`] with [`Options`]: every listed file judged against
 /// its entry, every unlisted one reported, and those on disk hashed.
-pub fn verify_with(
+pub(crate) fn verify_with(
     dir: &Path,
     manifest: Manifest,
     exclude: &[&str],
@@ -664,7 +664,7 @@ fn stamp_of(m: &std::fs::Metadata) -> Stamp {
 /// keyed by path and [`Stamp`], so an edit rehashes only the files it
 /// touched. A one-shot build has none.
 #[derive(Debug, Default)]
-pub struct HashCache(std::sync::Mutex<BTreeMap<PathBuf, (Stamp, String)>>);
+pub(crate) struct HashCache(std::sync::Mutex<BTreeMap<PathBuf, (Stamp, String)>>);
 
 impl HashCache {
     fn known(&self, path: &Path, stamp: &Stamp) -> Option<String> {
@@ -838,14 +838,14 @@ fn kind_of(path: &Path, ft: std::fs::FileType, name: &str, root: &Path, opts: &O
 
 impl Evidence {
     /// The bytes of a verified file as they were hashed, if they were kept.
-    pub fn kept(&self, rel: &str) -> Option<&std::sync::Arc<[u8]>> {
+    pub(crate) fn kept(&self, rel: &str) -> Option<&std::sync::Arc<[u8]>> {
         self.verified_sha256(rel)?;
         self.kept.get(rel)
     }
 
     /// Read a verified file whole, re-checking its hash so that what is
     /// parsed is exactly what was verified.
-    pub fn read_verified(&self, rel: &str) -> anyhow::Result<Vec<u8>> {
+    pub(crate) fn read_verified(&self, rel: &str) -> anyhow::Result<Vec<u8>> {
         let path = self.dir.join(rel);
         let expected = self.verified_sha256(rel).ok_or_else(|| {
             anyhow::anyhow!(

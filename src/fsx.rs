@@ -6,36 +6,36 @@ use anyhow::{Context, Result};
 use std::fs;
 use std::path::Path;
 
-pub fn read(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut open(path)?, &mut bytes)
         .with_context(|| format!("failed to read `{}`", path.display()))?;
     Ok(bytes)
 }
 
-pub fn read_to_string(path: &Path) -> Result<String> {
+pub(crate) fn read_to_string(path: &Path) -> Result<String> {
     let bytes = read(path)?;
     String::from_utf8(bytes).with_context(|| format!("`{}` is not valid UTF-8", path.display()))
 }
 
-pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(parent) = path.parent() {
         create_dir_all(parent)?;
     }
     fs::write(path, bytes).with_context(|| format!("failed to write `{}`", path.display()))
 }
 
-pub fn create_dir_all(path: &Path) -> Result<()> {
+pub(crate) fn create_dir_all(path: &Path) -> Result<()> {
     fs::create_dir_all(path).with_context(|| format!("failed to create `{}`", path.display()))
 }
 
-pub fn remove_dir_all(path: &Path) -> Result<()> {
+pub(crate) fn remove_dir_all(path: &Path) -> Result<()> {
     fs::remove_dir_all(path).with_context(|| format!("failed to remove `{}`", path.display()))
 }
 
 /// [`remove_dir_all`] on every core: for a site of thousands of files.
 /// Symbolic links are removed, never followed.
-pub fn remove_tree(path: &Path) -> Result<()> {
+pub(crate) fn remove_tree(path: &Path) -> Result<()> {
     use rayon::prelude::*;
     fn go(p: &Path) -> std::io::Result<()> {
         let entries = fs::read_dir(p)?.collect::<std::io::Result<Vec<_>>>()?;
@@ -51,7 +51,7 @@ pub fn remove_tree(path: &Path) -> Result<()> {
     go(path).with_context(|| format!("failed to remove `{}`", path.display()))
 }
 
-pub fn rename(from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn rename(from: &Path, to: &Path) -> Result<()> {
     fs::rename(from, to).with_context(|| {
         format!(
             "failed to rename `{}` to `{}`",
@@ -61,7 +61,7 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
     })
 }
 
-pub fn open(path: &Path) -> Result<fs::File> {
+pub(crate) fn open(path: &Path) -> Result<fs::File> {
     open_regular(path).map_err(|e| refusal(path, e))
 }
 
@@ -150,17 +150,6 @@ pub(crate) fn refuse_special(path: &Path) -> Result<()> {
     }
 }
 
-pub fn create(path: &Path) -> Result<fs::File> {
-    if let Some(parent) = path.parent() {
-        create_dir_all(parent)?;
-    }
-    fs::File::create(path).with_context(|| format!("failed to create `{}`", path.display()))
-}
-
-pub fn symlink_metadata(path: &Path) -> Result<fs::Metadata> {
-    fs::symlink_metadata(path).with_context(|| format!("failed to stat `{}`", path.display()))
-}
-
-pub fn canonicalize(path: &Path) -> Result<std::path::PathBuf> {
+pub(crate) fn canonicalize(path: &Path) -> Result<std::path::PathBuf> {
     fs::canonicalize(path).with_context(|| format!("failed to resolve `{}`", path.display()))
 }

@@ -71,7 +71,7 @@ const DATA_TYPES: &[&str] = &[
 
 /// Check every markup file and stylesheet under `root`: exit 1 listing
 /// each refused construct, or `Ok`.
-pub fn check_tree(root: &Path) -> Result<()> {
+pub(crate) fn check_tree(root: &Path) -> Result<()> {
     let files: Vec<walkdir::DirEntry> = walkdir::WalkDir::new(root)
         .sort_by_file_name()
         .into_iter()
@@ -213,7 +213,7 @@ impl html5gum::emitters::callback::Callback<Token, usize> for Collector {
 }
 
 /// Each script-capable construct in `html`: its byte offset and what it is.
-pub fn check(html: &str) -> Vec<(usize, &'static str)> {
+pub(crate) fn check(html: &str) -> Vec<(usize, &'static str)> {
     let mut found = Vec::new();
     let emitter = CallbackEmitter::new(Collector::default());
     for token in Tokenizer::new_with_emitter(html, emitter).flatten() {

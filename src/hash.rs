@@ -13,11 +13,11 @@ use std::io::{BufReader, Read};
 const BUF: usize = 256 * 1024;
 
 /// Lowercase hex, as manifests and SHA256SUMS write digests.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     ::hex::encode(bytes)
 }
 
-pub fn sha256_bytes(bytes: &[u8]) -> String {
+pub(crate) fn sha256_bytes(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
@@ -62,7 +62,7 @@ impl<R: Read> Read for HashingReader<R> {
 }
 
 /// Hash a stream in constant memory; returns (hex digest, bytes read).
-pub fn sha256_reader(reader: &mut impl Read) -> std::io::Result<(String, u64)> {
+pub(crate) fn sha256_reader(reader: &mut impl Read) -> std::io::Result<(String, u64)> {
     let mut hashing = HashingReader::new(reader);
     hashing.drain()?;
     Ok(hashing.finish())

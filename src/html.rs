@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 /// Escape text for HTML element content and quoted attribute values.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -24,7 +24,7 @@ pub fn escape(s: &str) -> String {
 /// targets may; of absolute ones only `http`, `https` and `mailto`. The
 /// scheme is read as a browser does, ignoring ASCII white space and control
 /// characters (`java\tscript:` is `javascript:`).
-pub fn allowed_target(dest: &str) -> bool {
+pub(crate) fn allowed_target(dest: &str) -> bool {
     let compact: String = dest
         .chars()
         .filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control())
@@ -37,7 +37,7 @@ pub fn allowed_target(dest: &str) -> bool {
 
 /// The scheme of an absolute URL: what stands before a `:` that comes
 /// before any `/`, `?` or `#`.
-pub fn scheme(url: &str) -> Option<&str> {
+pub(crate) fn scheme(url: &str) -> Option<&str> {
     let colon = url.find(':')?;
     let s = &url[..colon];
     (!s.contains(['/', '?', '#'])).then_some(s)
@@ -46,7 +46,7 @@ pub fn scheme(url: &str) -> Option<&str> {
 /// The `href` of a campaign file published at `path`: a name such as
 /// `javascript:x` or `data:y` is a relative path, so it is written
 /// `./javascript:x` and no browser reads a scheme in it.
-pub fn file_href(path: &str) -> String {
+pub(crate) fn file_href(path: &str) -> String {
     if scheme(path).is_some() {
         format!("./{path}")
     } else {
@@ -55,7 +55,7 @@ pub fn file_href(path: &str) -> String {
 }
 
 /// `<p class="source">` naming the data file and its short hash, linked.
-pub fn source_note(path: &str, href: &str, sha256: &str) -> String {
+pub(crate) fn source_note(path: &str, href: &str, sha256: &str) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -69,7 +69,7 @@ pub fn source_note(path: &str, href: &str, sha256: &str) -> String {
 }
 
 /// A URL-safe slug of heading text: lowercase alphanumerics joined by `-`.
-pub fn slug(text: &str) -> String {
+pub(crate) fn slug(text: &str) -> String {
     let mut out = String::new();
     let mut dash = false;
     for c in text.chars() {

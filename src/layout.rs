@@ -8,41 +8,42 @@ use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 /// Marks a folder as written by exhibit, so a build may replace it.
-pub const MARKER: &str = ".exhibit-site";
+pub(crate) const MARKER: &str = ".exhibit-site";
 
 /// What the marker file says.
-pub const MARKER_TEXT: &[u8] = b"Written by exhibit. `exhibit build` replaces this folder whole.\n";
+pub(crate) const MARKER_TEXT: &[u8] =
+    b"Written by exhibit. `exhibit build` replaces this folder whole.\n";
 
 /// The checksum list of a site and of each campaign folder (also a
 /// campaign's manifest format).
-pub const SUMS: &str = "SHA256SUMS";
+pub(crate) const SUMS: &str = "SHA256SUMS";
 
 /// A campaign's machine-readable record of what was verified and published.
-pub const AUDIT: &str = "audit.json";
+pub(crate) const AUDIT: &str = "audit.json";
 
 /// The site's (and each campaign's first page's) entry page.
-pub const INDEX_PAGE: &str = "index.html";
+pub(crate) const INDEX_PAGE: &str = "index.html";
 
 /// The site's Atom feed of campaigns, beside the index.
-pub const FEED: &str = "feed.xml";
+pub(crate) const FEED: &str = "feed.xml";
 
 /// A campaign's file list page.
-pub const MANIFEST_PAGE: &str = "manifest.html";
+pub(crate) const MANIFEST_PAGE: &str = "manifest.html";
 
 /// A campaign's failure ledger page.
-pub const LEDGER_PAGE: &str = "ledger.html";
+pub(crate) const LEDGER_PAGE: &str = "ledger.html";
 
 /// Files every campaign folder gets besides its pages and copies.
-pub const GENERATED: [&str; 4] = [MANIFEST_PAGE, LEDGER_PAGE, AUDIT, SUMS];
+pub(crate) const GENERATED: [&str; 4] = [MANIFEST_PAGE, LEDGER_PAGE, AUDIT, SUMS];
 
 /// Beside OUT: the site being written, swapped in when everything passed.
-pub const STAGING: &str = "exhibit-staging";
+pub(crate) const STAGING: &str = "exhibit-staging";
 
 /// Beside OUT: the previous site while the new one is swapped in.
-pub const OLD: &str = "exhibit-old";
+pub(crate) const OLD: &str = "exhibit-old";
 
 /// A hidden folder next to `out`: `.NAME.TAG`.
-pub fn sibling(out: &Path, tag: &str) -> Result<PathBuf> {
+pub(crate) fn sibling(out: &Path, tag: &str) -> Result<PathBuf> {
     let name = out
         .file_name()
         .ok_or_else(|| anyhow::anyhow!("output `{}` has no folder name", out.display()))?;
@@ -50,7 +51,7 @@ pub fn sibling(out: &Path, tag: &str) -> Result<PathBuf> {
 }
 
 /// The folder holding `p`: `.` for a bare name.
-pub fn parent_of(p: &Path) -> &Path {
+pub(crate) fn parent_of(p: &Path) -> &Path {
     p.parent()
         .filter(|x| !x.as_os_str().is_empty())
         .unwrap_or(Path::new("."))

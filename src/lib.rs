@@ -18,32 +18,51 @@
 //! and [`serve`] read too; [`verify`] and [`seal`] reuse the evidence
 //! stage; [`serve`] owns the [`site::BuildCache`]; [`cli`] sits at the
 //! edge.
+//!
+//! The public API the binary and the fuzz tests use, and nothing more:
+//! [`cli::Cli`] and [`cli::run`] (the binary); [`error::describe`],
+//! [`error::exit_code`], [`error::is_broken_pipe`] and
+//! [`error::InputError`] (the binary's exit path; the fuzz tests judge an
+//! error by them); and the parsers and stages `tests/cli/fuzz.rs` calls
+//! in-process: [`campaign::load`], [`manifest::load`],
+//! [`manifest::load_file`], [`manifest::parse_json`],
+//! [`manifest::parse_sums`], [`manifest::sums_line`] with
+//! [`manifest::Format`], [`blocks::parse`] with [`blocks::ParseError`],
+//! [`seal::seal`], and [`site::build`] with [`site::BuildOptions`]. The
+//! types in their signatures are `pub` too (the compiler requires it; the
+//! block specs, `commit::Key` and `verify::Pin` stay unnameable outside,
+//! their modules private); of their fields only those the tests read or
+//! set are `pub`: `InputError`'s path, line and col, `Manifest::entries`,
+//! `Entry`'s path and sha256, and all of `BuildOptions`. Everything else
+//! is `pub(crate)` or narrower, and `unreachable_pub` keeps it so.
+
+#![warn(unreachable_pub)]
 
 pub mod blocks;
 pub mod campaign;
 mod claims;
 pub mod cli;
-pub mod commit;
-pub mod copies;
-pub mod data;
+mod commit;
+mod copies;
+mod data;
 pub mod error;
-pub mod evidence;
-pub mod expr;
-pub mod formats;
-pub mod fsx;
-pub mod gate;
-pub mod hash;
-pub mod html;
-pub mod layout;
+mod evidence;
+mod expr;
+mod formats;
+mod fsx;
+mod gate;
+mod hash;
+mod html;
+mod layout;
 pub mod manifest;
-pub mod new;
-pub mod page;
-pub mod public;
-pub mod redact;
-pub mod render;
+mod new;
+mod page;
+mod public;
+mod redact;
+mod render;
 pub mod seal;
-pub mod serve;
-pub mod single;
-pub mod sink;
+mod serve;
+mod single;
+mod sink;
 pub mod site;
-pub mod verify;
+mod verify;

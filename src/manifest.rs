@@ -6,8 +6,8 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Deserializer};
 use std::path::Path;
 
-pub const JSON_NAME: &str = "manifest.json";
-pub const SUMS_NAME: &str = crate::layout::SUMS;
+pub(crate) const JSON_NAME: &str = "manifest.json";
+pub(crate) const SUMS_NAME: &str = crate::layout::SUMS;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -21,20 +21,20 @@ pub struct Entry {
     pub path: String,
     /// Lowercase hex.
     pub sha256: String,
-    pub bytes: Option<u64>,
+    pub(crate) bytes: Option<u64>,
     /// 1-based line of the entry in a SHA256SUMS file; 0 for JSON.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 #[derive(Debug, Clone)]
 pub struct Manifest {
     /// File name relative to the campaign folder.
-    pub name: String,
-    pub format: Format,
+    pub(crate) name: String,
+    pub(crate) format: Format,
     pub entries: Vec<Entry>,
     /// Hash of the manifest file itself.
-    pub sha256: String,
-    pub bytes: u64,
+    pub(crate) sha256: String,
+    pub(crate) bytes: u64,
 }
 
 /// Load the manifest of `dir`: exactly one of manifest.json and SHA256SUMS.
@@ -108,7 +108,7 @@ fn de_hash<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 }
 
 /// A SHA-256 digest: 64 hex digits, either case; returned lowercase.
-pub fn check_hash(s: &str) -> Result<String, String> {
+pub(crate) fn check_hash(s: &str) -> Result<String, String> {
     if s.len() != 64 {
         return Err(format!(
             "sha256 must be 64 hex digits, found {} characters",
@@ -227,7 +227,7 @@ fn unescape(s: &str) -> Result<String, String> {
 /// A manifest's text in `format`, one (path, sha256, bytes) per file: what
 /// `exhibit seal` writes, and what a site publishes as the manifest of its
 /// redacted copies.
-pub fn render(format: Format, files: &[(&str, &str, u64)]) -> Result<String> {
+pub(crate) fn render(format: Format, files: &[(&str, &str, u64)]) -> Result<String> {
     Ok(match format {
         Format::Json => {
             #[derive(serde::Serialize)]

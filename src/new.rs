@@ -124,7 +124,7 @@ fn report(dir: &Path, id: &str) -> String {
 
 /// Write the starter campaign into `dir`, which must be empty or absent,
 /// and say what to do next.
-pub fn new_campaign(dir: &Path) -> Result<String> {
+pub(crate) fn new_campaign(dir: &Path) -> Result<String> {
     if dir.exists() {
         let empty = dir.is_dir()
             && dir

@@ -19,9 +19,9 @@ use std::path::Path;
 /// campaign as loaded (which it leaves as it is) and passed to every later
 /// stage.
 #[derive(Debug, Default)]
-pub struct Public {
+pub(crate) struct Public {
     /// The metadata as published: every string redacted.
-    pub meta: campaign::Meta,
+    pub(crate) meta: campaign::Meta,
     /// Page output names, from the redacted page file names.
     outputs: Outputs,
     /// original path -> public path (redacted; before any `.txt` rename)
@@ -30,46 +30,46 @@ pub struct Public {
     reverse: HashMap<String, String>,
     /// Binaries and archives, published as they are: nothing was found in
     /// them, or the policy accepts their exact bytes (original paths).
-    pub binary: BTreeSet<String>,
+    pub(crate) binary: BTreeSet<String>,
     /// Text files in which the input scan found nothing (original paths).
-    pub clean: BTreeSet<String>,
+    pub(crate) clean: BTreeSet<String>,
     /// What the input scan found in small text files kept in memory, as
     /// spans of the file (original paths): the copy replaces them without
     /// looking again, when its detector is the one that scanned them.
-    pub hits: HashMap<String, Vec<crate::redact::Hit>>,
+    pub(crate) hits: HashMap<String, Vec<crate::redact::Hit>>,
     /// Fingerprint of the detector that scanned them.
-    pub scanned_by: String,
+    pub(crate) scanned_by: String,
 }
 
 impl Public {
     /// The public path of a campaign file (original path in).
-    pub fn name<'a>(&'a self, original: &'a str) -> &'a str {
+    pub(crate) fn name<'a>(&'a self, original: &'a str) -> &'a str {
         self.names.get(original).map_or(original, |s| s.as_str())
     }
 
     /// The published path: the public path, active content renamed.
-    pub fn published(&self, original: &str) -> String {
+    pub(crate) fn published(&self, original: &str) -> String {
         campaign::published_name(self.name(original))
     }
 
     /// The original path of a file named by its public or original path.
-    pub fn original<'a>(&'a self, name: &'a str) -> &'a str {
+    pub(crate) fn original<'a>(&'a self, name: &'a str) -> &'a str {
         self.reverse.get(name).map_or(name, |s| s.as_str())
     }
 
     /// The output file name of a page: the first page is `index.html`.
-    pub fn page_output(&self, index: usize) -> String {
+    pub(crate) fn page_output(&self, index: usize) -> String {
         self.outputs.names[index].clone()
     }
 
     /// Output name of the page whose source is `file`, if it is a page.
-    pub fn output_of_page(&self, file: &str) -> Option<String> {
+    pub(crate) fn output_of_page(&self, file: &str) -> Option<String> {
         let i = *self.outputs.by_file.get(file)?;
         Some(self.page_output(i))
     }
 
     /// Which page is written to `output` (`index.html`, `notes.html`).
-    pub fn page_with_output(&self, output: &str) -> Option<usize> {
+    pub(crate) fn page_with_output(&self, output: &str) -> Option<usize> {
         self.outputs.by_output.get(output).copied()
     }
 }
@@ -132,7 +132,7 @@ fn order(c: &Campaign, e: &Evidence) -> Vec<String> {
 /// file whose verified hash is unchanged is not scanned again by the same
 /// detector. A one-shot build has none.
 #[derive(Default)]
-pub struct ScanCache(std::sync::Mutex<HashMap<(String, String), scan::Scanned>>);
+pub(crate) struct ScanCache(std::sync::Mutex<HashMap<(String, String), scan::Scanned>>);
 
 impl ScanCache {
     fn get(&self, key: &(String, String)) -> Option<scan::Scanned> {
@@ -220,7 +220,7 @@ struct Job {
 /// Scan every file of every campaign and number what was found, then
 /// make each campaign's public view: redacted file names and metadata,
 /// page output names. The campaigns stay as loaded.
-pub fn prepare(
+pub(crate) fn prepare(
     campaigns: &[Campaign],
     evidences: &[Evidence],
     r: &Redactor,
@@ -400,23 +400,23 @@ fn refusal(shown: &str, s: &scan::Scanned) -> String {
 
 /// What publishing one file did.
 #[derive(Debug, Clone)]
-pub struct Copied {
+pub(crate) struct Copied {
     /// The original's verified hash: never published for a redacted copy.
-    pub sha256: String,
-    pub published_sha256: String,
+    pub(crate) sha256: String,
+    pub(crate) published_sha256: String,
     /// The original's size.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// The published copy's size.
-    pub published_bytes: u64,
-    pub redactions: Counts,
+    pub(crate) published_bytes: u64,
+    pub(crate) redactions: Counts,
     /// A binary or archive published as it is.
-    pub binary: bool,
+    pub(crate) binary: bool,
 }
 
 /// Publish `bytes` (a kept file, exactly as verified) with `hits` (what
 /// the input scan found in them, by the copy's own detector) replaced:
 /// the same bytes [`copy`] would write, without finding them again.
-pub fn copy_found(
+pub(crate) fn copy_found(
     r: &Redactor,
     bytes: &[u8],
     hits: &[crate::redact::Hit],
@@ -439,7 +439,7 @@ pub fn copy_found(
 
 /// How [`copy`] treats a file's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Text: redacted on the way.
     Redact,
     /// Text the same detector already found clean: copied as it is.
@@ -455,7 +455,7 @@ pub enum Mode {
 /// the scan reads it in (a value behind a Markdown escape or a JSON
 /// `\u` escape is replaced where it is written); UTF-16 is decoded,
 /// redacted and encoded again.
-pub fn copy(
+pub(crate) fn copy(
     r: &Redactor,
     from: &Path,
     kept: Option<&[u8]>,

@@ -57,28 +57,28 @@ const BUILTIN: &[(&str, &str)] = &[
     ("assets/style.css", include_str!("../assets/style.css")),
 ];
 
-pub const GENERATOR: &str = concat!("exhibit ", env!("CARGO_PKG_VERSION"));
+pub(crate) const GENERATOR: &str = concat!("exhibit ", env!("CARGO_PKG_VERSION"));
 
 /// A static file of the site, under a fingerprinted name.
-pub struct Asset {
+pub(crate) struct Asset {
     /// e.g. `assets/style.0c1d2e3f4a.css`
-    pub path: String,
-    pub bytes: Vec<u8>,
+    pub(crate) path: String,
+    pub(crate) bytes: Vec<u8>,
 }
 
-pub struct Theme {
+pub(crate) struct Theme {
     tera: Tera,
-    pub assets: Vec<Asset>,
+    pub(crate) assets: Vec<Asset>,
     /// Site-relative path of the stylesheet.
-    pub css: String,
+    pub(crate) css: String,
     /// Hash of every template and asset: output made with another theme
     /// is never reused.
-    pub fingerprint: String,
+    pub(crate) fingerprint: String,
 }
 
 impl Theme {
     /// The stylesheet's text, for pages that carry it inline.
-    pub fn css_text(&self) -> &str {
+    pub(crate) fn css_text(&self) -> &str {
         self.assets
             .iter()
             .find(|a| a.path == self.css)
@@ -88,7 +88,7 @@ impl Theme {
 }
 
 impl Theme {
-    pub fn load(dir: Option<&Path>) -> Result<Theme> {
+    pub(crate) fn load(dir: Option<&Path>) -> Result<Theme> {
         let mut tera = Tera::default();
         // tera's own escaper also rewrites `/`, which makes every path unreadable.
         tera.set_escape_fn(crate::html::escape);
@@ -126,7 +126,7 @@ impl Theme {
         })
     }
 
-    pub fn render(&self, template: &str, ctx: &tera::Context) -> Result<String> {
+    pub(crate) fn render(&self, template: &str, ctx: &tera::Context) -> Result<String> {
         self.tera
             .render(template, ctx)
             .map_err(|e| anyhow::anyhow!("template `{template}` failed: {}", tera_chain(&e)))

@@ -8,8 +8,7 @@ use anyhow::{bail, Result};
 use std::path::Path;
 
 pub struct SealReport {
-    pub written: bool,
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Seal `dir`: write its manifest from what is on disk, or (`update`)
@@ -34,7 +33,6 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
     let path = dir.join(&name);
     if existing.is_some() && changes.is_empty() {
         return Ok(SealReport {
-            written: false,
             message: format!(
                 "{} is up to date ({} files)",
                 path.display(),
@@ -67,7 +65,6 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
         "wrote"
     };
     Ok(SealReport {
-        written: true,
         message: format!("{changes}{verb} {} ({} files)", path.display(), files.len()),
     })
 }

@@ -29,7 +29,7 @@ const DATA_URL: &AsciiSet = &NON_ALPHANUMERIC
 /// before encoding): 8 MiB. Files go in file-list order; one that would
 /// pass the limit is left out (and named), a later smaller one may still
 /// go in.
-pub const EMBED_LIMIT: u64 = 8 << 20;
+pub(crate) const EMBED_LIMIT: u64 = 8 << 20;
 
 /// `data:` types that never render script, which the output gate lets
 /// through ([`crate::gate`]): anything else is embedded as plain text or
@@ -46,17 +46,17 @@ const EMBED_TYPES: &[&str] = &[
 
 /// A file of the campaign embedded in the single file.
 #[derive(Serialize)]
-pub struct Embedded {
+pub(crate) struct Embedded {
     /// The file as a `data:` URL.
-    pub data: String,
+    pub(crate) data: String,
     /// The name it saves under: its published name.
-    pub download: String,
+    pub(crate) download: String,
 }
 
 /// Which of `files` (published path, published size) the single file
 /// embeds, and the paths of those left out. `read` gives a published
 /// copy's bytes.
-pub fn embed(
+pub(crate) fn embed(
     files: &[(&str, u64)],
     read: &dyn Fn(&str) -> Option<Vec<u8>>,
 ) -> (Vec<Option<Embedded>>, Vec<String>) {
@@ -98,22 +98,22 @@ fn file_name(path: &str) -> &str {
 
 /// One page as a section of the single file.
 #[derive(Serialize)]
-pub struct Section {
-    pub id: String,
-    pub title: String,
-    pub html: String,
+pub(crate) struct Section {
+    pub(crate) id: String,
+    pub(crate) title: String,
+    pub(crate) html: String,
 }
 
 /// A file of the campaign as the single file lists it.
-pub struct Listed<'a> {
+pub(crate) struct Listed<'a> {
     /// Published path (what links in pages name).
-    pub href: &'a str,
+    pub(crate) href: &'a str,
     /// Anchor of its row in the file list.
-    pub anchor: String,
+    pub(crate) anchor: String,
 }
 
 /// Section id of a page: the main page is `page-index`.
-pub fn section_id(output: &str) -> String {
+pub(crate) fn section_id(output: &str) -> String {
     format!("page-{}", output.trim_end_matches(".html"))
 }
 
@@ -127,7 +127,7 @@ fn scope(output: &str) -> String {
 }
 
 /// Maps the links of the published site onto the single file.
-pub struct Linker<'a> {
+pub(crate) struct Linker<'a> {
     /// Page output name -> id prefix of its section.
     outputs: HashMap<&'a str, String>,
     /// Published path -> anchor of its row in the file list.
@@ -140,7 +140,7 @@ pub struct Linker<'a> {
 }
 
 impl<'a> Linker<'a> {
-    pub fn new(pages: &'a [Page], files: &'a [Listed]) -> Self {
+    pub(crate) fn new(pages: &'a [Page], files: &'a [Listed]) -> Self {
         Linker {
             outputs: pages
                 .iter()
@@ -157,7 +157,7 @@ impl<'a> Linker<'a> {
 
     /// Where links to the ledger page lead: the pages' own ledger blocks
     /// (the single file does not repeat them), or its "no failures" note.
-    pub fn ledger_href(&self) -> &str {
+    pub(crate) fn ledger_href(&self) -> &str {
         &self.ledger
     }
 
@@ -209,7 +209,7 @@ impl<'a> Linker<'a> {
 
     /// Every page body as a section, in page order: ids scoped per page,
     /// headings one level down, downloads and images inlined.
-    pub fn sections(
+    pub(crate) fn sections(
         &self,
         pages: &[Page],
         images: &dyn Fn(&str) -> Option<Vec<u8>>,

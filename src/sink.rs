@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The files of a site as written: site-relative path -> SHA-256.
-pub type Files = BTreeMap<String, String>;
+pub(crate) type Files = BTreeMap<String, String>;
 
-pub struct Sink<'a> {
-    pub staging: PathBuf,
+pub(crate) struct Sink<'a> {
+    pub(crate) staging: PathBuf,
     /// The site now in OUT, when only changes are to be written.
     previous: Option<&'a Files>,
     /// Keep the list of files (for the next preview build).
@@ -26,7 +26,7 @@ pub struct Sink<'a> {
 
 impl<'a> Sink<'a> {
     /// `keep`: remember every file, for [`Sink::files`].
-    pub fn new(staging: PathBuf, previous: Option<&'a Files>, keep: bool) -> Self {
+    pub(crate) fn new(staging: PathBuf, previous: Option<&'a Files>, keep: bool) -> Self {
         Sink {
             staging,
             previous,
@@ -38,7 +38,7 @@ impl<'a> Sink<'a> {
     }
 
     /// Only changes go to staging (see [`Sink::apply`]).
-    pub fn is_delta(&self) -> bool {
+    pub(crate) fn is_delta(&self) -> bool {
         self.previous.is_some()
     }
 
@@ -53,14 +53,14 @@ impl<'a> Sink<'a> {
     }
 
     /// Is `rel` already in OUT with these bytes? Records it either way.
-    pub fn unchanged(&self, rel: &str, sha256: &str) -> bool {
+    pub(crate) fn unchanged(&self, rel: &str, sha256: &str) -> bool {
         self.record(rel, sha256);
         self.previous
             .is_some_and(|p| p.get(rel).is_some_and(|s| s == sha256))
     }
 
     /// Where `rel` is staged; its folder exists.
-    pub fn path(&self, rel: &str) -> Result<PathBuf> {
+    pub(crate) fn path(&self, rel: &str) -> Result<PathBuf> {
         if self.previous.is_some() {
             self.staged
                 .lock()
@@ -87,14 +87,14 @@ impl<'a> Sink<'a> {
 
     /// Write `bytes` as `rel` unless OUT already has them; returns their
     /// SHA-256 and whether they were written.
-    pub fn write(&self, rel: &str, bytes: &[u8]) -> Result<(String, bool)> {
+    pub(crate) fn write(&self, rel: &str, bytes: &[u8]) -> Result<(String, bool)> {
         let sha = crate::hash::sha256_bytes(bytes);
         let written = self.write_known(rel, bytes, &sha)?;
         Ok((sha, written))
     }
 
     /// [`Sink::write`] of bytes whose SHA-256 is known; whether written.
-    pub fn write_known(&self, rel: &str, bytes: &[u8], sha256: &str) -> Result<bool> {
+    pub(crate) fn write_known(&self, rel: &str, bytes: &[u8], sha256: &str) -> Result<bool> {
         if self.unchanged(rel, sha256) {
             return Ok(false);
         }
@@ -107,7 +107,7 @@ impl<'a> Sink<'a> {
     /// Open `rel` in staging for writing, for a copy streamed through
     /// (see [`Staged`]); the caller records its hash with
     /// [`Sink::unchanged`] once known.
-    pub fn create(&self, rel: &str) -> Result<Staged> {
+    pub(crate) fn create(&self, rel: &str) -> Result<Staged> {
         let path = self.path(rel)?;
         let file = std::fs::File::create(&path)
             .map_err(|e| anyhow::anyhow!("failed to create `{}`: {e}", path.display()))?;
@@ -118,7 +118,7 @@ impl<'a> Sink<'a> {
     }
 
     /// Every file of the new site.
-    pub fn into_files(self) -> Files {
+    pub(crate) fn into_files(self) -> Files {
         self.files.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -126,7 +126,7 @@ impl<'a> Sink<'a> {
     /// left empty), then move the staged changes into `out`; the staging
     /// folder goes. On an error the caller must not trust `out` to match
     /// any record: the next build should write everything.
-    pub fn apply(&self, out: &Path) -> Result<()> {
+    pub(crate) fn apply(&self, out: &Path) -> Result<()> {
         let previous = self.previous.expect("apply is for delta builds");
         let files = self.files.lock().unwrap_or_else(|e| e.into_inner());
         // Dropped files first: a file may have become a folder or the
@@ -170,18 +170,18 @@ impl<'a> Sink<'a> {
 /// A file of the site being written into staging, opened by
 /// [`Sink::create`]: copies stream through it rather than writing files
 /// of their own.
-pub struct Staged {
+pub(crate) struct Staged {
     path: PathBuf,
     out: std::io::BufWriter<std::fs::File>,
 }
 
 impl Staged {
-    pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
         std::io::Write::write_all(&mut self.out, bytes).map_err(|e| self.failed(e))
     }
 
     /// Flush what is buffered; the file is complete.
-    pub fn finish(mut self) -> Result<()> {
+    pub(crate) fn finish(mut self) -> Result<()> {
         std::io::Write::flush(&mut self.out).map_err(|e| self.failed(e))
     }
 

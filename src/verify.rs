@@ -14,8 +14,8 @@ use std::path::Path;
 /// manifest rewritten together with its files is caught.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pin {
-    pub id: Option<String>,
-    pub sha256: String,
+    pub(crate) id: Option<String>,
+    pub(crate) sha256: String,
 }
 
 impl std::str::FromStr for Pin {
@@ -35,7 +35,7 @@ impl std::str::FromStr for Pin {
 
 /// The pin for campaign `id` among `pins`, one of `count` campaigns; an
 /// id-less pin is for a lone campaign only.
-pub fn pin_for<'a>(pins: &'a [Pin], id: &str, count: usize) -> Option<&'a Pin> {
+pub(crate) fn pin_for<'a>(pins: &'a [Pin], id: &str, count: usize) -> Option<&'a Pin> {
     pins.iter()
         .find(|p| p.id.as_deref() == Some(id))
         .or_else(|| pins.iter().find(|p| p.id.is_none() && count == 1))
@@ -43,7 +43,7 @@ pub fn pin_for<'a>(pins: &'a [Pin], id: &str, count: usize) -> Option<&'a Pin> {
 
 /// Every pin must name a campaign that is there, and an id-less pin needs
 /// exactly one campaign: a pin that checks nothing is an error (exit 2).
-pub fn check_pins(pins: &[Pin], ids: &[String]) -> Result<()> {
+pub(crate) fn check_pins(pins: &[Pin], ids: &[String]) -> Result<()> {
     for p in pins {
         match &p.id {
             Some(id) if !ids.contains(id) => bail!(
@@ -61,12 +61,12 @@ pub fn check_pins(pins: &[Pin], ids: &[String]) -> Result<()> {
 }
 
 /// The line a broken pin adds to a report.
-pub fn pin_detail(found: &str, pin: &Pin) -> String {
+pub(crate) fn pin_detail(found: &str, pin: &Pin) -> String {
     format!("manifest hash {found} is not the pinned {}", pin.sha256)
 }
 
 /// Verify `path`: a campaign, a published campaign, or a whole built site.
-pub fn verify(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
+pub(crate) fn verify(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
     if !path.is_dir() {
         bail!("`{}` is not a folder", path.display());
     }
@@ -345,7 +345,7 @@ struct AuditFile {
 /// a copy published as it is must have its original's hash; a redacted or
 /// renamed copy must carry the keyed commitment that `key` recomputes from
 /// its original.
-pub fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Evidence> {
+pub(crate) fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Evidence> {
     if !(site.join(manifest::SUMS_NAME).is_file() && site.join(crate::layout::AUDIT).is_file()) {
         bail!(
             "`{}` is not a published campaign (no SHA256SUMS and audit.json): `--sealed` checks one campaign folder of a site",
@@ -538,7 +538,7 @@ struct JsonFolder<'a> {
     files: &'a [evidence::FileCheck],
 }
 
-pub fn to_json(all: &[Evidence]) -> Result<String> {
+pub(crate) fn to_json(all: &[Evidence]) -> Result<String> {
     let folders = all
         .iter()
         .map(|e| JsonFolder {
@@ -566,7 +566,7 @@ pub fn to_json(all: &[Evidence]) -> Result<String> {
     Ok(serde_json::to_string_pretty(&report)? + "\n")
 }
 
-pub fn to_text(all: &[Evidence]) -> String {
+pub(crate) fn to_text(all: &[Evidence]) -> String {
     let mut out = String::new();
     for e in all {
         out.push_str(&format!(

@@ -13,33 +13,33 @@ use std::sync::Arc;
 #[serde(deny_unknown_fields)]
 pub struct CardSpec {
     #[serde(default)]
-    pub title: Option<String>,
-    pub source: String,
+    pub(crate) title: Option<String>,
+    pub(crate) source: String,
     #[serde(default)]
-    pub pointer: Option<String>,
+    pub(crate) pointer: Option<String>,
     /// The data file's format, when its content is ambiguous.
     #[serde(default)]
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
     #[serde(default)]
-    pub summary: Option<String>,
-    pub items: Vec<CardItem>,
+    pub(crate) summary: Option<String>,
+    pub(crate) items: Vec<CardItem>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CardItem {
-    pub label: String,
-    pub value: String,
+pub(crate) struct CardItem {
+    pub(crate) label: String,
+    pub(crate) value: String,
     /// The change the item is about (e.g. `{pct_change(a, b):+.1%}`): when
     /// given, it is the large figure and `value` the line under it.
     #[serde(default)]
-    pub change: Option<String>,
+    pub(crate) change: Option<String>,
     #[serde(default)]
-    pub conditions: Option<String>,
+    pub(crate) conditions: Option<String>,
 }
 
 impl CardSpec {
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         if self.items.is_empty() {
             return Err("a card needs at least one item".into());
         }
@@ -67,7 +67,7 @@ impl CardSpec {
     }
 }
 
-pub fn render(spec: &CardSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Problem> {
+pub(super) fn render(spec: &CardSpec, ctx: &Ctx) -> Result<(String, Arc<Source>), Problem> {
     let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     // Card values are expressions: like inline references they read the
     // file as written, or the value its pointer names there.

@@ -35,7 +35,7 @@ const AXIS: RGBColor = RGBColor(0x88, 0x88, 0x88);
 
 #[derive(Debug, Deserialize, Default, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum ChartType {
+pub(crate) enum ChartType {
     #[default]
     Bar,
     Line,
@@ -55,51 +55,51 @@ impl ChartType {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChartSpec {
-    pub title: String,
+    pub(crate) title: String,
     #[serde(rename = "type", default)]
-    pub chart_type: ChartType,
-    pub source: String,
+    pub(crate) chart_type: ChartType,
+    pub(crate) source: String,
     #[serde(default)]
-    pub pointer: Option<String>,
+    pub(crate) pointer: Option<String>,
     /// The data file's format, when its content is ambiguous.
     #[serde(default)]
-    pub format: Option<String>,
-    pub x: XAxis,
-    pub y: YAxis,
-    pub series: Vec<SeriesSpec>,
+    pub(crate) format: Option<String>,
+    pub(crate) x: XAxis,
+    pub(crate) y: YAxis,
+    pub(crate) series: Vec<SeriesSpec>,
     #[serde(default)]
-    pub caption: Option<String>,
+    pub(crate) caption: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct XAxis {
-    pub field: String,
-    pub label: String,
+pub(crate) struct XAxis {
+    pub(crate) field: String,
+    pub(crate) label: String,
     #[serde(default)]
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct YAxis {
-    pub label: String,
+pub(crate) struct YAxis {
+    pub(crate) label: String,
     #[serde(default)]
-    pub min: Option<f64>,
+    pub(crate) min: Option<f64>,
     #[serde(default)]
-    pub max: Option<f64>,
+    pub(crate) max: Option<f64>,
     /// Format of value labels and the data table.
     #[serde(default)]
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
     #[serde(default)]
-    pub scale: Scale,
+    pub(crate) scale: Scale,
 }
 
 /// How values map to height: `"linear"` (the default) or `"log"` (base 10,
 /// for values spanning decades; every value must be above zero).
 #[derive(Debug, Deserialize, Default, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum Scale {
+pub(crate) enum Scale {
     #[default]
     Linear,
     Log,
@@ -107,19 +107,19 @@ pub enum Scale {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SeriesSpec {
-    pub field: String,
-    pub name: String,
+pub(crate) struct SeriesSpec {
+    pub(crate) field: String,
+    pub(crate) name: String,
     /// The interval's ends (field names or expressions per record, such
     /// as `ci_low(times)`), drawn as whiskers.
     #[serde(default)]
-    pub low: Option<String>,
+    pub(crate) low: Option<String>,
     #[serde(default)]
-    pub high: Option<String>,
+    pub(crate) high: Option<String>,
 }
 
 impl ChartSpec {
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         if self.series.is_empty() {
             return Err("a chart needs at least one series".into());
         }
@@ -362,7 +362,7 @@ fn plottable(
     Ok(n)
 }
 
-pub fn render(
+pub(super) fn render(
     spec: &ChartSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {

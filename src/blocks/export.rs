@@ -7,23 +7,23 @@ use crate::html::escape;
 use serde_json::Value;
 
 /// Folder (inside the campaign) that holds every download.
-pub const FOLDER: &str = "downloads";
+pub(super) const FOLDER: &str = "downloads";
 
 /// One block's data: column names and one row of values per record.
-pub struct Export {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Scalar>>,
+pub(super) struct Export {
+    pub(crate) columns: Vec<String>,
+    pub(crate) rows: Vec<Vec<Scalar>>,
 }
 
 /// A generated file: its path inside the campaign, and its bytes.
 #[derive(Debug, Clone)]
-pub struct Download {
-    pub path: String,
-    pub bytes: Vec<u8>,
+pub(crate) struct Download {
+    pub(crate) path: String,
+    pub(crate) bytes: Vec<u8>,
 }
 
 impl Export {
-    pub fn new(columns: Vec<String>) -> Self {
+    pub(super) fn new(columns: Vec<String>) -> Self {
         Export {
             columns,
             rows: Vec::new(),
@@ -33,7 +33,7 @@ impl Export {
     /// RFC 4180: comma separated, CRLF line ends, fields quoted when they
     /// hold a comma, quote or line break (and a record of one empty
     /// field, which would otherwise be a blank line).
-    pub fn csv(&self) -> Vec<u8> {
+    pub(super) fn csv(&self) -> Vec<u8> {
         let mut out = csv::WriterBuilder::new()
             .terminator(csv::Terminator::CRLF)
             .flexible(true)
@@ -48,7 +48,7 @@ impl Export {
 
     /// An array of objects keyed by column name, in column order, one
     /// record per line; numbers stay numbers.
-    pub fn json(&self) -> Vec<u8> {
+    pub(super) fn json(&self) -> Vec<u8> {
         let keys: Vec<String> = self
             .columns
             .iter()
@@ -72,7 +72,7 @@ impl Export {
     }
 
     /// Both files under `downloads/STEM.{csv,json}`, and the links to them.
-    pub fn publish(&self, stem: &str, what: &str) -> (String, Vec<Download>) {
+    pub(super) fn publish(&self, stem: &str, what: &str) -> (String, Vec<Download>) {
         let files = vec![
             Download {
                 path: format!("{FOLDER}/{stem}.csv"),

@@ -11,38 +11,38 @@ use std::sync::Arc;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LedgerSpec {
-    pub source: String,
+    pub(crate) source: String,
     #[serde(default)]
-    pub pointer: Option<String>,
+    pub(crate) pointer: Option<String>,
     /// The data file's format, when its content is ambiguous.
     #[serde(default)]
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
     #[serde(default)]
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     /// Only the records this keeps become entries (failed runs among
     /// all of a tool's records).
     #[serde(default, rename = "where")]
-    pub filter: Option<Filter>,
+    pub(crate) filter: Option<Filter>,
     /// Each kept record's entry, its texts templates over the record's
     /// fields (`evidence` defaults to the record's file); without it
     /// records must already be ledger entries.
     #[serde(default)]
-    pub entry: Option<LedgerEntry>,
+    pub(crate) entry: Option<LedgerEntry>,
 }
 
 /// `{"field": F, "equals": V}` or `{"field": F, "above": N}`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Filter {
-    pub field: String,
+pub(crate) struct Filter {
+    pub(crate) field: String,
     #[serde(default)]
-    pub equals: Option<serde_json::Value>,
+    pub(crate) equals: Option<serde_json::Value>,
     #[serde(default)]
-    pub above: Option<f64>,
+    pub(crate) above: Option<f64>,
 }
 
 impl LedgerSpec {
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         if let Some(f) = &self.filter {
             if f.equals.is_some() == f.above.is_some() {
                 return Err(format!(
@@ -102,7 +102,7 @@ impl LedgerEntry {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub(crate) enum Status {
     #[default]
     Failed,
     Excluded,
@@ -124,19 +124,19 @@ impl Status {
 /// One retained failure.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct LedgerEntry {
-    pub id: String,
-    pub gate: String,
-    pub result: String,
+pub(crate) struct LedgerEntry {
+    pub(crate) id: String,
+    pub(crate) gate: String,
+    pub(crate) result: String,
     #[serde(default)]
-    pub status: Status,
+    pub(crate) status: Status,
     #[serde(default)]
-    pub impact: Option<String>,
+    pub(crate) impact: Option<String>,
     #[serde(default)]
-    pub evidence: Option<String>,
+    pub(crate) evidence: Option<String>,
 }
 
-pub fn render(
+pub(super) fn render(
     spec: &LedgerSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<LedgerEntry>, Vec<DataText>), Problem> {
@@ -194,7 +194,7 @@ pub fn render(
 }
 
 /// The ledger table, shared with the campaign's ledger page.
-pub fn entries_table(entries: &[LedgerEntry]) -> String {
+pub(crate) fn entries_table(entries: &[LedgerEntry]) -> String {
     let mut html = String::from(
         "<div class=\"scroll\" tabindex=\"0\"><table class=\"ledger-table\"><thead><tr><th scope=\"col\">Status</th><th scope=\"col\">Gate</th><th scope=\"col\">Result</th><th scope=\"col\">What it means</th><th scope=\"col\">Evidence</th></tr></thead><tbody>",
     );
@@ -228,10 +228,10 @@ pub fn entries_table(entries: &[LedgerEntry]) -> String {
 #[serde(deny_unknown_fields)]
 pub struct ManifestSpec {
     #[serde(default)]
-    pub prefix: Option<String>,
+    pub(crate) prefix: Option<String>,
 }
 
-pub fn render_manifest(spec: &ManifestSpec, ctx: &Ctx) -> String {
+pub(super) fn render_manifest(spec: &ManifestSpec, ctx: &Ctx) -> String {
     let prefix = spec.prefix.as_deref().unwrap_or("");
     let mut html = String::from("<figure class=\"block manifest\">");
     html.push_str(&manifest_table(
@@ -245,7 +245,7 @@ pub fn render_manifest(spec: &ManifestSpec, ctx: &Ctx) -> String {
 }
 
 /// The file table, shared with the campaign's manifest page.
-pub fn manifest_table(
+pub(super) fn manifest_table(
     evidence: &crate::evidence::Evidence,
     public: &crate::public::Public,
     copies: &crate::copies::Copies,

@@ -7,16 +7,15 @@ mod export;
 mod ledger;
 mod table;
 
-pub use export::Download;
-pub use ledger::{entries_table, LedgerEntry};
+pub(crate) use export::Download;
+pub(crate) use ledger::{entries_table, LedgerEntry};
 
-use crate::campaign::Campaign;
 use crate::data::{DataStore, LoadError, Source};
 use crate::evidence::Evidence;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
-pub const KINDS: &[&str] = &["card", "keyvalue", "table", "chart", "ledger", "manifest"];
+pub(crate) const KINDS: &[&str] = &["card", "keyvalue", "table", "chart", "ledger", "manifest"];
 
 #[derive(Debug)]
 pub enum Block {
@@ -59,7 +58,7 @@ pub fn parse(kind: &str, body: &str) -> Result<Block, ParseError> {
 }
 
 impl Block {
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Block::Card(_) => "card",
             Block::KeyValue(_) => "keyvalue",
@@ -82,7 +81,7 @@ impl Block {
 }
 
 /// Why a block could not be rendered.
-pub enum Problem {
+pub(crate) enum Problem {
     /// Reported at the block's position in the page.
     Here(String),
     /// Already positioned elsewhere (in a data file).
@@ -105,23 +104,22 @@ impl From<String> for Problem {
 }
 
 /// What rendering needs from the earlier stages.
-pub struct Ctx<'a> {
-    pub campaign: &'a Campaign,
-    pub evidence: &'a Evidence,
-    pub store: &'a DataStore<'a>,
+pub(crate) struct Ctx<'a> {
+    pub(crate) evidence: &'a Evidence,
+    pub(crate) store: &'a DataStore<'a>,
     /// Chart number within the page, for unique SVG ids.
-    pub chart_id: String,
+    pub(crate) chart_id: String,
     /// Name of this block's data downloads (`PAGE-KIND-N`), unique in the campaign.
-    pub export_stem: String,
+    pub(crate) export_stem: String,
 }
 
 /// A rendered block.
-pub struct Rendered {
-    pub html: String,
-    pub source: Option<Arc<Source>>,
-    pub ledger: Vec<LedgerEntry>,
+pub(crate) struct Rendered {
+    pub(crate) html: String,
+    pub(crate) source: Option<Arc<Source>>,
+    pub(crate) ledger: Vec<LedgerEntry>,
     /// Data downloads the block links to.
-    pub downloads: Vec<Download>,
+    pub(crate) downloads: Vec<Download>,
     /// Strings the block shows as a data file holds them.
     pub(crate) data_texts: Vec<DataText>,
 }
@@ -132,9 +130,9 @@ pub struct Rendered {
 #[derive(Debug, Clone)]
 pub(crate) struct DataText {
     /// The file's campaign path.
-    pub file: String,
+    pub(crate) file: String,
     /// The string as the record holds it, its references unresolved.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 impl DataText {
@@ -173,7 +171,7 @@ impl Ctx<'_> {
     }
 
     /// Link target for a campaign file as published (public path in).
-    pub fn href(&self, public: &str) -> String {
+    pub(crate) fn href(&self, public: &str) -> String {
         crate::campaign::published_name(public)
     }
 
@@ -206,7 +204,7 @@ impl Ctx<'_> {
     }
 }
 
-pub fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
+pub(crate) fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
     let plain = |(html, source): (String, Arc<Source>)| Rendered {
         html,
         source: Some(source),

@@ -13,32 +13,32 @@ use std::sync::Arc;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TableSpec {
-    pub source: String,
+    pub(crate) source: String,
     #[serde(default)]
-    pub pointer: Option<String>,
+    pub(crate) pointer: Option<String>,
     /// The data file's format, when its content is ambiguous.
     #[serde(default)]
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
     #[serde(default)]
-    pub caption: Option<String>,
+    pub(crate) caption: Option<String>,
     /// The row every other row is compared with, through `baseline(X)`.
     #[serde(default)]
-    pub baseline: Option<Match>,
+    pub(crate) baseline: Option<Match>,
     /// Only the rows that match are shown.
     #[serde(default, rename = "where")]
-    pub filter: Option<Match>,
-    pub columns: Vec<ColumnSpec>,
+    pub(crate) filter: Option<Match>,
+    pub(crate) columns: Vec<ColumnSpec>,
 }
 
 /// `{"field": F, "equals": V}` or `{"field": F, "not_equals": V}`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Match {
-    pub field: String,
+pub(crate) struct Match {
+    pub(crate) field: String,
     #[serde(default)]
-    pub equals: Option<Value>,
+    pub(crate) equals: Option<Value>,
     #[serde(default)]
-    pub not_equals: Option<Value>,
+    pub(crate) not_equals: Option<Value>,
 }
 
 impl Match {
@@ -76,42 +76,42 @@ impl Match {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ColumnSpec {
-    pub header: String,
+pub(crate) struct ColumnSpec {
+    pub(crate) header: String,
     #[serde(default)]
-    pub field: Option<String>,
+    pub(crate) field: Option<String>,
     /// An expression: `median(/times)`, `pct_change(baseline(/mean), /mean)`.
     #[serde(default)]
-    pub value: Option<String>,
+    pub(crate) value: Option<String>,
     #[serde(default)]
-    pub derive: Option<Op>,
+    pub(crate) derive: Option<Op>,
     #[serde(default)]
-    pub from: Option<String>,
+    pub(crate) from: Option<String>,
     #[serde(default)]
-    pub to: Option<String>,
+    pub(crate) to: Option<String>,
     #[serde(default)]
-    pub template: Option<String>,
+    pub(crate) template: Option<String>,
     #[serde(default)]
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
     #[serde(default)]
-    pub align: Option<Align>,
+    pub(crate) align: Option<Align>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Align {
+pub(crate) enum Align {
     Left,
     Right,
 }
 
 /// A column ready to evaluate.
-pub enum Cell {
+pub(crate) enum Cell {
     Slot(Expr, Option<Format>),
     Template(Template),
 }
 
 impl ColumnSpec {
-    pub fn compile(&self) -> Result<Cell, String> {
+    pub(crate) fn compile(&self) -> Result<Cell, String> {
         let h = &self.header;
         let at = |e: String| format!("column `{h}`: {e}");
         let format = self
@@ -173,7 +173,7 @@ impl Cell {
 }
 
 impl TableSpec {
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         if self.columns.is_empty() {
             return Err("a table needs at least one column".into());
         }
@@ -229,7 +229,7 @@ fn baseline<'a>(spec: &TableSpec, records: &Records<'a>) -> Result<Option<&'a Va
 /// value (a failed measurement: shown as missing, not a failed build).
 type Shown = Result<(String, bool), String>;
 
-pub fn render(
+pub(super) fn render(
     spec: &TableSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>), Problem> {
@@ -360,20 +360,20 @@ fn num_class(num: bool) -> &'static str {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyValueSpec {
-    pub source: String,
+    pub(crate) source: String,
     #[serde(default)]
-    pub pointer: Option<String>,
+    pub(crate) pointer: Option<String>,
     /// The data file's format, when its content is ambiguous.
     #[serde(default)]
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
     #[serde(default)]
-    pub caption: Option<String>,
+    pub(crate) caption: Option<String>,
     #[serde(default)]
-    pub headers: Option<[String; 2]>,
+    pub(crate) headers: Option<[String; 2]>,
     #[serde(default = "default_key")]
-    pub key: String,
+    pub(crate) key: String,
     #[serde(default = "default_value")]
-    pub value: String,
+    pub(crate) value: String,
 }
 
 fn default_key() -> String {
@@ -384,7 +384,7 @@ fn default_value() -> String {
     "value".into()
 }
 
-pub fn render_keyvalue(
+pub(super) fn render_keyvalue(
     spec: &KeyValueSpec,
     ctx: &Ctx,
 ) -> Result<(String, Arc<Source>, Vec<Download>, Vec<DataText>), Problem> {

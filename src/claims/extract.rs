@@ -11,27 +11,27 @@ use std::sync::OnceLock;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Figure {
     /// Byte offset in the page.
-    pub offset: usize,
-    pub line: usize,
-    pub col: usize,
+    pub(crate) offset: usize,
+    pub(crate) line: usize,
+    pub(crate) col: usize,
     /// The figure as written (`+33.0%`, `1,324`).
-    pub text: String,
+    pub(crate) text: String,
     /// Its digits as an integer at its precision: `149.02` is 14902.
-    pub scaled: u64,
+    pub(crate) scaled: u64,
     /// Digits after the decimal point.
-    pub decimals: u32,
+    pub(crate) decimals: u32,
     /// Written with `%` (or the first end of a `20.5–26.4%` range).
-    pub percent: bool,
+    pub(crate) percent: bool,
     /// `+`, `-` or none: a signed figure matches only values of its sign.
-    pub sign: Option<char>,
+    pub(crate) sign: Option<char>,
     /// The published name of the file it is typed in, when that is not
     /// the page showing it (campaign.json, a data file).
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
 }
 
 impl Figure {
     /// The figure's magnitude.
-    pub fn magnitude(&self) -> f64 {
+    pub(crate) fn magnitude(&self) -> f64 {
         self.scaled as f64 / 10f64.powi(self.decimals as i32)
     }
 }

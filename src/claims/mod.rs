@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 /// What a page hands the check.
 #[derive(Debug, Clone, Default)]
-pub struct PageFigures {
+pub(crate) struct PageFigures {
     /// Numbers typed in the page's prose, in page order.
     pub(crate) typed: Vec<Figure>,
     /// Numbers the page's blocks and references computed.
@@ -36,35 +36,35 @@ pub struct PageFigures {
 
 /// A typed figure as audit.json lists it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Record {
+pub(crate) struct Record {
     /// The page showing the figure (campaign.json for the header's).
-    pub page: String,
+    pub(crate) page: String,
     /// The file it is typed in, when not the page (a data file).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// `line:col` in the file it is typed in.
-    pub at: String,
-    pub text: String,
+    pub(crate) at: String,
+    pub(crate) text: String,
     /// The value it matched, or null.
-    pub matched: Option<f64>,
+    pub(crate) matched: Option<f64>,
     /// Where that value came from: `FILE#POINTER`, or the block or
     /// reference that computed it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
 }
 
 /// One page's figures as the check reads them.
 pub(crate) struct Checked<'a> {
     /// The page's name as published.
-    pub page: &'a str,
-    pub figures: &'a PageFigures,
+    pub(crate) page: &'a str,
+    pub(crate) figures: &'a PageFigures,
 }
 
 /// A campaign's unmatched figures, reported once the site passed the
 /// rescan (so no message quotes a figure from a page that is refused for
 /// a private value).
 #[derive(Debug, Default)]
-pub struct Unmatched {
+pub(crate) struct Unmatched {
     /// `PATH:LINE:COL: typed figure ...`, in page order.
     pub(crate) lines: Vec<String>,
     pub(crate) strict: bool,

@@ -13,8 +13,8 @@ use serde_json::Value;
 /// A number and where it came from (public names only).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct Known {
-    pub value: f64,
-    pub source: String,
+    pub(crate) value: f64,
+    pub(crate) source: String,
 }
 
 /// Every value a figure may match, by magnitude.
@@ -24,7 +24,7 @@ pub(crate) struct Index {
 
 impl Index {
     /// `sources`' numeric fields, then `derived` (the pages' computed values).
-    pub fn new(sources: &[std::sync::Arc<Source>], derived: &[Known]) -> Index {
+    pub(crate) fn new(sources: &[std::sync::Arc<Source>], derived: &[Known]) -> Index {
         let mut values = Vec::new();
         for s in sources {
             leaves(&s.doc, &mut format!("{}#", s.public), &mut values);
@@ -38,7 +38,7 @@ impl Index {
     /// The first value (in source order) `f` is a rounding of, at its
     /// precision: `33.0%` matches 33.04; a percent also matches a
     /// fraction (0.3304). A signed figure needs a value of its sign.
-    pub fn matching(&self, f: &Figure) -> Option<&Known> {
+    pub(crate) fn matching(&self, f: &Figure) -> Option<&Known> {
         let m = f.magnitude();
         let scales: &[f64] = if f.percent { &[1.0, 100.0] } else { &[1.0] };
         let mut found: Option<&Known> = None;
@@ -59,7 +59,7 @@ impl Index {
     }
 
     /// The value nearest `f`'s magnitude, for the warning.
-    pub fn nearest(&self, f: &Figure) -> Option<&Known> {
+    pub(crate) fn nearest(&self, f: &Figure) -> Option<&Known> {
         let m = f.magnitude();
         let i = self.values.partition_point(|k| k.value.abs() < m);
         // Of equal values, the first in source order (data before pages).

@@ -4,13 +4,13 @@
 
 /// `[+][,][.N][SUFFIX]`, optionally scaled.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Format {
-    pub sign: bool,
-    pub thousands: bool,
-    pub precision: Option<usize>,
-    pub suffix: String,
+pub(crate) struct Format {
+    pub(crate) sign: bool,
+    pub(crate) thousands: bool,
+    pub(crate) precision: Option<usize>,
+    pub(crate) suffix: String,
     /// Multiplier applied before formatting (1 when absent).
-    pub scale: Option<f64>,
+    pub(crate) scale: Option<f64>,
 }
 
 /// Units a format can convert between: (name, dimension, size in the
@@ -77,7 +77,7 @@ fn scaling(spec: &str, suffix: &str) -> Result<Option<(String, f64)>, String> {
 }
 
 impl Format {
-    pub fn parse(s: &str) -> Result<Format, String> {
+    pub(crate) fn parse(s: &str) -> Result<Format, String> {
         let mut f = Format::default();
         let mut rest = s;
         if let Some(r) = rest.strip_prefix('+') {
@@ -114,7 +114,7 @@ impl Format {
         Ok(f)
     }
 
-    pub fn apply(&self, v: f64) -> String {
+    pub(crate) fn apply(&self, v: f64) -> String {
         let v = v * self.scale.unwrap_or(1.0);
         let body = match self.precision {
             Some(p) => format!("{:.*}", p, v.abs()),

@@ -14,7 +14,7 @@ mod stats;
 
 pub(crate) use eval::Env;
 use format::shortest;
-pub use format::Format;
+pub(crate) use format::Format;
 pub(crate) use stats::{median, percentile};
 
 use serde::Deserialize;
@@ -24,7 +24,7 @@ use std::fmt;
 /// The two-value operations a table column names with `"derive"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Op {
+pub(crate) enum Op {
     PctChange,
     Difference,
     Ratio,
@@ -39,7 +39,7 @@ impl Op {
         }
     }
 
-    pub fn apply(self, from: f64, to: f64) -> Result<f64, String> {
+    pub(crate) fn apply(self, from: f64, to: f64) -> Result<f64, String> {
         match self {
             Op::Difference => Ok(to - from),
             Op::PctChange | Op::Ratio if from == 0.0 => {
@@ -53,7 +53,7 @@ impl Op {
 
 /// A function an expression can call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Func {
+pub(crate) enum Func {
     PctChange,
     Difference,
     Ratio,
@@ -96,7 +96,7 @@ impl Func {
         FUNCS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         FUNCS
             .iter()
             .find(|(_, f)| *f == self)
@@ -124,10 +124,10 @@ impl Func {
 /// A JSON Pointer into a record; a plain field name `a` means `/a`. A `*`
 /// segment fans out over every element of an array.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ref(pub String);
+pub(crate) struct Ref(pub String);
 
 impl Ref {
-    pub fn new(s: &str) -> Ref {
+    pub(crate) fn new(s: &str) -> Ref {
         let s = s.trim();
         if s.starts_with('/') || s.is_empty() {
             Ref(s.to_string())
@@ -137,7 +137,7 @@ impl Ref {
     }
 
     /// The name to show in messages: the field, or the pointer.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         let inner = &self.0[1.min(self.0.len())..];
         if inner.contains('/') {
             self.0.clone()
@@ -149,19 +149,19 @@ impl Ref {
 
 /// A parsed expression.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Expr {
+pub(crate) enum Expr {
     Value(Ref),
     Number(f64),
     Call(Func, Vec<Expr>),
 }
 
 impl Expr {
-    pub fn parse(s: &str) -> Result<Expr, String> {
+    pub(crate) fn parse(s: &str) -> Result<Expr, String> {
         parse::parse(s)
     }
 
     /// The two-value operation of a table's `derive` column.
-    pub fn derive(op: Op, from: &str, to: &str) -> Result<Expr, String> {
+    pub(crate) fn derive(op: Op, from: &str, to: &str) -> Result<Expr, String> {
         Ok(Expr::Call(
             op.func(),
             vec![Expr::parse(from)?, Expr::parse(to)?],
@@ -169,7 +169,7 @@ impl Expr {
     }
 
     /// The name to show in messages.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Expr::Value(r) => r.name(),
             Expr::Number(n) => shortest(*n),
@@ -185,12 +185,12 @@ impl Expr {
         }
     }
 
-    pub fn eval(&self, ctx: &Value) -> Result<Scalar, EvalError> {
+    pub(crate) fn eval(&self, ctx: &Value) -> Result<Scalar, EvalError> {
         self.eval_in(&Env::of(ctx))
     }
 
     /// Evaluate and format: a format requires a number.
-    pub fn render(&self, ctx: &Value, format: Option<&Format>) -> Result<Scalar, EvalError> {
+    pub(crate) fn render(&self, ctx: &Value, format: Option<&Format>) -> Result<Scalar, EvalError> {
         self.render_in(&Env::of(ctx), format)
     }
 
@@ -213,7 +213,7 @@ impl Expr {
 
 /// A value taken from data.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Scalar {
+pub(crate) enum Scalar {
     Number(f64, String),
     Text(String),
     Bool(bool),
@@ -221,7 +221,7 @@ pub enum Scalar {
 }
 
 impl Scalar {
-    pub fn from_json(v: &Value) -> Option<Scalar> {
+    pub(crate) fn from_json(v: &Value) -> Option<Scalar> {
         match v {
             Value::Number(n) => Some(Scalar::Number(n.as_f64()?, n.to_string())),
             Value::String(s) => Some(Scalar::Text(s.clone())),
@@ -238,14 +238,14 @@ impl Scalar {
         Scalar::Number(v, shortest(shown))
     }
 
-    pub fn number(&self) -> Option<f64> {
+    pub(crate) fn number(&self) -> Option<f64> {
         match self {
             Scalar::Number(n, _) => Some(*n),
             _ => None,
         }
     }
 
-    pub fn is_number(&self) -> bool {
+    pub(crate) fn is_number(&self) -> bool {
         matches!(self, Scalar::Number(..))
     }
 }
@@ -263,7 +263,7 @@ impl fmt::Display for Scalar {
 
 /// Why a value could not be produced; the caller adds file and record.
 #[derive(Debug, Clone, PartialEq)]
-pub enum EvalError {
+pub(crate) enum EvalError {
     Missing(String),
     NotScalar(String),
     NotNumber(String, String),
@@ -310,14 +310,14 @@ fn describe(s: &Scalar) -> String {
 
 /// A placeholder with its optional format.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Slot {
-    pub expr: Expr,
-    pub format: Option<Format>,
+pub(crate) struct Slot {
+    pub(crate) expr: Expr,
+    pub(crate) format: Option<Format>,
 }
 
 impl Slot {
     /// `EXPR` or `EXPR:FORMAT`; the format starts at the first `:` after any `)`.
-    pub fn parse(s: &str) -> Result<Slot, String> {
+    pub(crate) fn parse(s: &str) -> Result<Slot, String> {
         let search_from = s.rfind(')').unwrap_or(0);
         let (expr, format) = match s[search_from..].find(':') {
             Some(i) => (
@@ -332,7 +332,7 @@ impl Slot {
         })
     }
 
-    pub fn render(&self, ctx: &Value) -> Result<Scalar, EvalError> {
+    pub(crate) fn render(&self, ctx: &Value) -> Result<Scalar, EvalError> {
         self.render_in(&Env::of(ctx))
     }
 
@@ -349,10 +349,10 @@ enum Piece {
 
 /// Text with `{EXPR[:FORMAT]}` placeholders; `{{` and `}}` are literal braces.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Template(Vec<Piece>);
+pub(crate) struct Template(Vec<Piece>);
 
 impl Template {
-    pub fn parse(s: &str) -> Result<Template, String> {
+    pub(crate) fn parse(s: &str) -> Result<Template, String> {
         let mut pieces = Vec::new();
         let mut text = String::new();
         let mut chars = s.char_indices().peekable();
@@ -395,7 +395,7 @@ impl Template {
         Ok(Template(pieces))
     }
 
-    pub fn render(&self, ctx: &Value) -> Result<String, EvalError> {
+    pub(crate) fn render(&self, ctx: &Value) -> Result<String, EvalError> {
         self.render_in(&Env::of(ctx))
     }
 
@@ -426,7 +426,7 @@ impl Template {
     }
 
     /// True when the template is a single placeholder (its cell is a number).
-    pub fn is_single_number_slot(&self) -> bool {
+    pub(crate) fn is_single_number_slot(&self) -> bool {
         matches!(self.0.as_slice(), [Piece::Slot(s)] if s.format.is_some())
     }
 }

@@ -84,18 +84,18 @@ impl Format {
 /// A data file read into the document blocks address.
 #[derive(Debug)]
 pub(crate) struct Parsed {
-    pub doc: Value,
+    pub(crate) doc: Value,
     /// Set for a file that is a list of records (JSONL, CSV, a native
     /// format read from lines): each record's label for messages
     /// (`path:line`); pointers are then not allowed.
-    pub labels: Option<Vec<String>>,
+    pub(crate) labels: Option<Vec<String>>,
     /// Units of fields, from CSV headers (`memory.used [MiB]`).
-    pub units: BTreeMap<String, String>,
-    pub format: Format,
+    pub(crate) units: BTreeMap<String, String>,
+    pub(crate) format: Format,
     /// For a native format read from JSON: the document as the tool wrote
     /// it. Pointers and expressions address this (`/results/0/times`);
     /// blocks that read records without a pointer get `doc`.
-    pub written: Option<Value>,
+    pub(crate) written: Option<Value>,
 }
 
 impl Parsed {

@@ -58,7 +58,6 @@ impl Renderer<'_> {
         self.flush();
         self.charts += usize::from(matches!(block, Block::Chart(_)));
         let ctx = blocks::Ctx {
-            campaign: self.campaign,
             evidence: self.evidence,
             store: self.store,
             chart_id: format!("chart-{}", self.charts),
@@ -208,21 +207,21 @@ const LEDGER: &str = "ledger";
 /// What inline references resolve against: a campaign's verified data and,
 /// once every page is rendered, the count of its ledger entries.
 pub(crate) struct Refs<'a> {
-    pub store: &'a DataStore<'a>,
+    pub(crate) store: &'a DataStore<'a>,
     /// `None` while pages render (the ledger is not complete yet).
-    pub ledger: Option<usize>,
+    pub(crate) ledger: Option<usize>,
 }
 
 /// A reference resolved: the value as shown, and the file it came from.
 pub(crate) struct Resolved {
-    pub value: String,
+    pub(crate) value: String,
     /// The number behind `value`, when it is one (before formatting).
-    pub number: Option<f64>,
+    pub(crate) number: Option<f64>,
     /// The source's published path and short hash (empty for the ledger).
-    pub public: String,
-    pub short_hash: String,
+    pub(crate) public: String,
+    pub(crate) short_hash: String,
     /// The source's path in the campaign (empty for the ledger).
-    pub path: String,
+    pub(crate) path: String,
 }
 
 /// Why a reference did not resolve.
@@ -235,12 +234,12 @@ pub(crate) enum RefError {
 
 /// Text whose inline references were replaced by their values.
 pub(crate) struct Expanded {
-    pub text: String,
+    pub(crate) text: String,
     /// Byte ranges of `text` that came from a reference: figures there are
     /// computed, not typed.
-    pub computed: Vec<std::ops::Range<usize>>,
+    pub(crate) computed: Vec<std::ops::Range<usize>>,
     /// The numbers those references showed, for typed figures to match.
-    pub values: Vec<crate::claims::Known>,
+    pub(crate) values: Vec<crate::claims::Known>,
 }
 
 impl Resolved {

@@ -23,57 +23,57 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Heading {
-    pub level: u8,
-    pub id: String,
-    pub text: String,
+pub(crate) struct Heading {
+    pub(crate) level: u8,
+    pub(crate) id: String,
+    pub(crate) text: String,
 }
 
 /// A block as recorded in audit.json.
 #[derive(Debug, Clone, Serialize)]
-pub struct BlockRecord {
-    pub page: String,
-    pub line: usize,
-    pub kind: &'static str,
+pub(crate) struct BlockRecord {
+    pub(crate) page: String,
+    pub(crate) line: usize,
+    pub(crate) kind: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
+    pub(crate) sha256: Option<String>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Page {
-    pub title: String,
-    pub file: String,
-    pub output: String,
-    pub html: String,
-    pub toc: Vec<Heading>,
-    pub blocks: Vec<BlockRecord>,
-    pub ledger: Vec<LedgerEntry>,
+pub(crate) struct Page {
+    pub(crate) title: String,
+    pub(crate) file: String,
+    pub(crate) output: String,
+    pub(crate) html: String,
+    pub(crate) toc: Vec<Heading>,
+    pub(crate) blocks: Vec<BlockRecord>,
+    pub(crate) ledger: Vec<LedgerEntry>,
     /// Data downloads of the page's tables and charts.
-    pub downloads: Vec<crate::blocks::Download>,
+    pub(crate) downloads: Vec<crate::blocks::Download>,
     /// Links into a page at an id, checked once every page is rendered.
-    pub anchors: Vec<Anchor>,
+    pub(crate) anchors: Vec<Anchor>,
     /// Typed figures and computed values, checked once every page is
     /// rendered ([`crate::claims::check`]).
-    pub figures: crate::claims::PageFigures,
+    pub(crate) figures: crate::claims::PageFigures,
 }
 
 /// A link `PAGE#ID` (or `#ID`) and where it was written.
 #[derive(Debug, Clone)]
-pub struct Anchor {
+pub(crate) struct Anchor {
     /// Output name of the page linked to.
-    pub page: String,
+    pub(crate) page: String,
     /// The id, as published.
-    pub id: String,
-    pub written: String,
-    pub path: PathBuf,
-    pub line: usize,
-    pub col: usize,
+    pub(crate) id: String,
+    pub(crate) written: String,
+    pub(crate) path: PathBuf,
+    pub(crate) line: usize,
+    pub(crate) col: usize,
 }
 
 /// Every `id` a rendered page defines (headings, charts, footnotes).
-pub fn ids(html: &str) -> std::collections::HashSet<&str> {
+pub(crate) fn ids(html: &str) -> std::collections::HashSet<&str> {
     static ID: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = ID.get_or_init(|| regex::Regex::new(r#"\sid="([^"]*)""#).expect("valid id pattern"));
     re.captures_iter(html)
@@ -83,7 +83,7 @@ pub fn ids(html: &str) -> std::collections::HashSet<&str> {
 
 /// Links to an id no page defines are broken: report the first, in page
 /// order, at the place it was written.
-pub fn check_anchors<P: std::ops::Deref<Target = Page>>(pages: &[P]) -> Result<()> {
+pub(crate) fn check_anchors<P: std::ops::Deref<Target = Page>>(pages: &[P]) -> Result<()> {
     // Only pages that links point into are read for their ids.
     let targets: std::collections::HashSet<&str> = pages
         .iter()
@@ -116,7 +116,7 @@ pub fn check_anchors<P: std::ops::Deref<Target = Page>>(pages: &[P]) -> Result<(
     Ok(())
 }
 
-pub fn options() -> Options {
+pub(crate) fn options() -> Options {
     Options::ENABLE_TABLES
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
@@ -125,7 +125,6 @@ pub fn options() -> Options {
 }
 
 struct Renderer<'a> {
-    campaign: &'a Campaign,
     evidence: &'a Evidence,
     store: &'a DataStore<'a>,
     file: &'a str,
@@ -152,7 +151,7 @@ struct Renderer<'a> {
 }
 
 /// Render page `index` of the campaign.
-pub fn render(
+pub(crate) fn render(
     campaign: &Campaign,
     evidence: &Evidence,
     store: &DataStore,
@@ -184,7 +183,6 @@ pub fn render(
         )
     })?;
     let mut r = Renderer {
-        campaign,
         evidence,
         store,
         file: &page.file,

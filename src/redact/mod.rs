@@ -5,11 +5,11 @@
 //! build; numbers follow the order values are first registered.
 
 mod names;
-pub use names::{mask as mask_name, mask_line};
+pub(crate) use names::{mask as mask_name, mask_line};
 mod policy;
-pub use policy::{check_pattern, Accepted, Policy};
+pub(crate) use policy::{check_pattern, Policy};
 mod rules;
-pub mod scan;
+pub(crate) mod scan;
 
 use anyhow::Result;
 use regex::bytes::{Regex, RegexBuilder};
@@ -19,11 +19,11 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
-pub use rules::{pattern as builtin_pattern, Hit};
+pub(crate) use rules::{pattern as builtin_pattern, Hit};
 
 /// What kind of private value a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum Category {
+pub(crate) enum Category {
     #[serde(rename = "private-endpoint")]
     Endpoint,
     #[serde(rename = "host-path")]
@@ -37,7 +37,7 @@ pub enum Category {
 }
 
 impl Category {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Category::Endpoint => "private-endpoint",
             Category::HostPath => "host-path",
@@ -77,9 +77,9 @@ fn is_placeholder(s: &str) -> bool {
 }
 
 /// Redactions made in one file or string, by category.
-pub type Counts = BTreeMap<Category, usize>;
+pub(crate) type Counts = BTreeMap<Category, usize>;
 
-pub fn describe(counts: &Counts) -> String {
+pub(crate) fn describe(counts: &Counts) -> String {
     counts
         .iter()
         .map(|(c, n)| format!("{n} {}", c.as_str()))
@@ -91,7 +91,7 @@ pub fn describe(counts: &Counts) -> String {
 type Known = (Regex, HashMap<Vec<u8>, (Category, String)>);
 
 /// The built-in rules plus the campaigns' policies: what counts as private.
-pub struct Detector {
+pub(crate) struct Detector {
     policy: Option<Regex>,
     allow: HashSet<String>,
     /// Values already found elsewhere in the build where the context told
@@ -104,7 +104,7 @@ pub struct Detector {
 impl Detector {
     /// What decides this detector's findings besides the built-in rules:
     /// two detectors with the same fingerprint find the same values.
-    pub fn fingerprint(&self) -> String {
+    pub(crate) fn fingerprint(&self) -> String {
         let mut allow: Vec<&String> = self.allow.iter().collect();
         allow.sort();
         format!(
@@ -115,7 +115,7 @@ impl Detector {
     }
 
     /// Built-in rules only.
-    pub fn builtin() -> Self {
+    pub(crate) fn builtin() -> Self {
         Detector {
             policy: None,
             allow: HashSet::new(),
@@ -125,7 +125,7 @@ impl Detector {
 
     /// Built-in rules plus every policy given; patterns were checked when
     /// campaign.json was loaded.
-    pub fn new<'a>(policies: impl IntoIterator<Item = &'a Policy>) -> Result<Self> {
+    pub(crate) fn new<'a>(policies: impl IntoIterator<Item = &'a Policy>) -> Result<Self> {
         let mut alternatives = Vec::new();
         let mut allow = HashSet::new();
         for p in policies {
@@ -164,7 +164,7 @@ impl Detector {
     /// `false` when no pattern of this detector matches anywhere in
     /// `text`, so [`Self::find`] would find nothing in it or in any part
     /// of it: a cheap test before redacting many small strings one by one.
-    pub fn any_candidate(&self, text: &[u8]) -> bool {
+    pub(crate) fn any_candidate(&self, text: &[u8]) -> bool {
         rules::any_candidate(text)
             || self.policy.as_ref().is_some_and(|re| re.is_match(text))
             || self.known.as_ref().is_some_and(|(re, _)| re.is_match(text))
@@ -174,7 +174,7 @@ impl Detector {
     /// names, a page's texts): `false` means none of them holds a value.
     /// They are joined one per line, where a match in any one of them is
     /// still a match (`^` and `$` are line anchors).
-    pub fn any_candidate_in<'s>(&self, strings: impl IntoIterator<Item = &'s str>) -> bool {
+    pub(crate) fn any_candidate_in<'s>(&self, strings: impl IntoIterator<Item = &'s str>) -> bool {
         let mut all = String::new();
         for s in strings {
             all.push_str(s);
@@ -183,7 +183,7 @@ impl Detector {
         self.any_candidate(all.as_bytes())
     }
 
-    pub fn find(&self, text: &[u8]) -> Vec<Hit> {
+    pub(crate) fn find(&self, text: &[u8]) -> Vec<Hit> {
         let mut hits = Vec::new();
         rules::find(text, &mut hits);
         if let Some(re) = &self.policy {
@@ -234,7 +234,7 @@ impl Detector {
 
 /// Could `text` name a secret by key (`"api_key": ...`, a row labelled
 /// `token`)? `false` is certain: no value in it is a secret met by key.
-pub fn may_name_a_secret(text: &[u8]) -> bool {
+pub(crate) fn may_name_a_secret(text: &[u8]) -> bool {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
         RegexBuilder::new(&format!("(?i:{})", rules::KEYS))
@@ -262,14 +262,14 @@ fn deny_term(term: &str) -> String {
 }
 
 #[derive(Clone, Default)]
-pub struct Table {
+pub(crate) struct Table {
     ids: HashMap<(Category, String), usize>,
     next: BTreeMap<Category, usize>,
 }
 
 /// A detector and the build's placeholder numbering.
-pub struct Redactor {
-    pub detector: Detector,
+pub(crate) struct Redactor {
+    pub(crate) detector: Detector,
     table: Mutex<Table>,
     /// The private parts of file names as written (`db01.internal` in
     /// `db01.internal.log`), with category and key: known values for
@@ -279,7 +279,7 @@ pub struct Redactor {
 }
 
 impl Redactor {
-    pub fn new(detector: Detector) -> Self {
+    pub(crate) fn new(detector: Detector) -> Self {
         Redactor {
             detector,
             table: Mutex::new(Table::default()),
@@ -291,7 +291,7 @@ impl Redactor {
     /// has numbered so far wherever it appears: a secret read from a
     /// secret-named field is caught in copies and the rescan too, where no
     /// key stands beside it.
-    pub fn with_known_secrets(mut self) -> Result<Self> {
+    pub(crate) fn with_known_secrets(mut self) -> Result<Self> {
         let mut secrets: Vec<String> = {
             let t = self.table.lock().unwrap_or_else(|e| e.into_inner());
             t.ids
@@ -323,16 +323,16 @@ impl Redactor {
     }
 
     /// The numbering so far, to go back to with [`Redactor::restore`].
-    pub fn snapshot(&self) -> Table {
+    pub(crate) fn snapshot(&self) -> Table {
         self.table.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    pub fn restore(&self, t: Table) {
+    pub(crate) fn restore(&self, t: Table) {
         *self.table.lock().unwrap_or_else(|e| e.into_inner()) = t;
     }
 
     /// Values numbered since `t` was taken.
-    pub fn grew_since(&self, t: &Table) -> bool {
+    pub(crate) fn grew_since(&self, t: &Table) -> bool {
         self.table
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -343,7 +343,7 @@ impl Redactor {
 
     /// A digest of the numbering so far: two builds with the same digest
     /// give every value the same placeholder.
-    pub fn digest(&self) -> String {
+    pub(crate) fn digest(&self) -> String {
         let t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         let mut entries: Vec<(&(Category, String), &usize)> = t.ids.iter().collect();
         entries.sort();
@@ -355,7 +355,7 @@ impl Redactor {
     }
 
     /// Number the values of `hits` not seen before, in order.
-    pub fn register(&self, hits: &[Hit]) {
+    pub(crate) fn register(&self, hits: &[Hit]) {
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         for h in hits {
             let key = (h.category, h.key.clone());
@@ -376,7 +376,7 @@ impl Redactor {
     }
 
     /// `text` with every finding replaced, counting what was replaced.
-    pub fn redact_bytes<'t>(&self, text: &'t [u8], counts: &mut Counts) -> Cow<'t, [u8]> {
+    pub(crate) fn redact_bytes<'t>(&self, text: &'t [u8], counts: &mut Counts) -> Cow<'t, [u8]> {
         self.replace(text, &self.detector.find(text), counts)
     }
 
@@ -415,7 +415,7 @@ impl Redactor {
         Cow::Owned(out)
     }
 
-    pub fn redact_counted<'t>(&self, text: &'t str, counts: &mut Counts) -> Cow<'t, str> {
+    pub(crate) fn redact_counted<'t>(&self, text: &'t str, counts: &mut Counts) -> Cow<'t, str> {
         match self.redact_bytes(text.as_bytes(), counts) {
             Cow::Borrowed(_) => Cow::Borrowed(text),
             // Hits start and end on ASCII bytes, so the result is UTF-8.
@@ -423,12 +423,12 @@ impl Redactor {
         }
     }
 
-    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+    pub(crate) fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
         self.redact_counted(text, &mut Counts::new())
     }
 
     /// Every string and object key of a JSON value, redacted in place.
-    pub fn redact_value(&self, v: &mut Value, counts: &mut Counts) {
+    pub(crate) fn redact_value(&self, v: &mut Value, counts: &mut Counts) {
         match v {
             Value::String(s) => {
                 if let Cow::Owned(r) = self.redact_counted(s, counts) {
@@ -477,21 +477,6 @@ impl Redactor {
             };
             *counts.entry(Category::Credential).or_default() += 1;
             *s = self.placeholder(&hit);
-        }
-    }
-
-    /// Register every value of a JSON document in document order.
-    pub fn register_value(&self, v: &Value) {
-        match v {
-            Value::String(s) => self.register(&self.detector.find(s.as_bytes())),
-            Value::Array(items) => items.iter().for_each(|i| self.register_value(i)),
-            Value::Object(map) => {
-                for (k, val) in map {
-                    self.register(&self.detector.find(k.as_bytes()));
-                    self.register_value(val);
-                }
-            }
-            _ => {}
         }
     }
 }

@@ -89,7 +89,7 @@ fn shortest_prefix(
 /// `path` as a report may show it: each value replaced by its category
 /// (`artifacts/[host-path]/run.log`), numbered by nothing, so a report
 /// says where without saying what.
-pub fn mask(det: &Detector, path: &str) -> String {
+pub(crate) fn mask(det: &Detector, path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     let mut at = 0;
     for h in find(det, path) {
@@ -103,7 +103,7 @@ pub fn mask(det: &Detector, path: &str) -> String {
 
 /// A line of text with each value the built-in rules find replaced by
 /// its category, and where column `col` (1-based, in characters) lands.
-pub fn mask_line(line: &str, col: usize) -> (String, usize) {
+pub(crate) fn mask_line(line: &str, col: usize) -> (String, usize) {
     let hits = Detector::builtin().find(line.as_bytes());
     if hits.is_empty() {
         return (line.to_string(), col);
@@ -136,7 +136,7 @@ pub fn mask_line(line: &str, col: usize) -> (String, usize) {
 impl Redactor {
     /// A campaign-relative path with every value [`find`] sees in it
     /// replaced by its placeholder.
-    pub fn redact_name<'p>(&self, path: &'p str) -> Cow<'p, str> {
+    pub(crate) fn redact_name<'p>(&self, path: &'p str) -> Cow<'p, str> {
         let hits = find(&self.detector, path);
         if hits.is_empty() {
             return Cow::Borrowed(path);
@@ -153,7 +153,7 @@ impl Redactor {
     }
 
     /// Number the values in a name, as [`Redactor::redact_name`] will see them.
-    pub fn register_name(&self, path: &str) {
+    pub(crate) fn register_name(&self, path: &str) {
         let hits = find(&self.detector, path);
         self.register(&hits);
         let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());

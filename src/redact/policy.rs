@@ -11,25 +11,25 @@ use std::path::Path;
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct Policy {
+pub(crate) struct Policy {
     #[serde(default)]
-    pub deny: Vec<String>,
+    pub(crate) deny: Vec<String>,
     #[serde(default)]
-    pub patterns: Vec<String>,
+    pub(crate) patterns: Vec<String>,
     #[serde(default)]
-    pub allow: Vec<String>,
+    pub(crate) allow: Vec<String>,
     /// Binary files and archives published as they are although the scan
     /// found something in them: each accepted by path and exact hash, so
     /// a changed file is scanned and judged again.
     #[serde(default)]
-    pub binary: Vec<Accepted>,
+    pub(crate) binary: Vec<Accepted>,
 }
 
 /// One `redaction.binary` entry: `{"path": "...", "sha256": "..."}`.
 #[derive(Debug, Clone, Serialize)]
-pub struct Accepted {
-    pub path: String,
-    pub sha256: String,
+pub(crate) struct Accepted {
+    pub(crate) path: String,
+    pub(crate) sha256: String,
 }
 
 impl<'de> Deserialize<'de> for Accepted {
@@ -66,13 +66,13 @@ impl<'de> Deserialize<'de> for Accepted {
 impl Policy {
     /// Does the policy accept this exact file (path and hash) as it is,
     /// whatever its scan found?
-    pub fn accepts(&self, path: &str, sha256: Option<&str>) -> bool {
+    pub(crate) fn accepts(&self, path: &str, sha256: Option<&str>) -> bool {
         sha256.is_some_and(|h| self.binary.iter().any(|b| b.path == path && b.sha256 == h))
     }
 }
 
 /// Check a policy pattern the way the build will compile it.
-pub fn check_pattern(p: &str) -> Result<(), String> {
+pub(crate) fn check_pattern(p: &str) -> Result<(), String> {
     Regex::new(p).map(|_| ()).map_err(|e| e.to_string())
 }
 

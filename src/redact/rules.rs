@@ -18,7 +18,7 @@ pub(super) const KEYS: &str = "password|passwd|passphrase|secret|token|api[_-]?k
 
 /// The source of the built-in pattern (also printed by `exhibit scan
 /// --print-pattern`, so a benchmark can hand ripgrep the same rules).
-pub fn pattern() -> String {
+pub(crate) fn pattern() -> String {
     let alternatives = [
         // PEM private keys: the whole block, or the header and its base64
         // lines when the end marker is missing.
@@ -65,7 +65,7 @@ pub fn pattern() -> String {
     format!("(?-u){}", alternatives.join("|"))
 }
 
-pub fn builtin() -> &'static Regex {
+pub(super) fn builtin() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         RegexBuilder::new(&pattern())
@@ -78,17 +78,17 @@ pub fn builtin() -> &'static Regex {
 
 /// A span to replace, found by a rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hit {
-    pub start: usize,
-    pub end: usize,
-    pub category: Category,
+pub(crate) struct Hit {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) category: Category,
     /// The value as it identifies itself: same key, same placeholder.
-    pub key: String,
+    pub(crate) key: String,
 }
 
 /// Could [`find`] report anything in `text`? `false` is certain; `true`
 /// means a rule's pattern matches somewhere (its checks may still refuse).
-pub fn any_candidate(text: &[u8]) -> bool {
+pub(super) fn any_candidate(text: &[u8]) -> bool {
     builtin().is_match(text)
 }
 
@@ -101,7 +101,7 @@ struct Memo {
 }
 
 /// Every hit of the built-in rules in `text`, in order.
-pub fn find(text: &[u8], out: &mut Vec<Hit>) {
+pub(super) fn find(text: &[u8], out: &mut Vec<Hit>) {
     let re = builtin();
     let mut memo = Memo::default();
     let mut at = 0;
@@ -886,7 +886,7 @@ fn private_ipv6_text(t: &str) -> bool {
 }
 
 /// A host name or address (no port) that names something private.
-pub fn private_host(h: &str) -> bool {
+pub(super) fn private_host(h: &str) -> bool {
     if let Ok(a) = h.parse::<Ipv4Addr>() {
         return private_v4(a);
     }

@@ -12,12 +12,15 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Target chunk size; a chunk may run longer to keep a PEM block whole.
-pub const CHUNK: usize = 4 << 20;
+pub(crate) const CHUNK: usize = 4 << 20;
 const PEM_SLACK: usize = 1 << 20;
 
 /// Feed `reader` to `f` in chunks ending at a line break (a very long line
 /// is cut at a space or comma), never inside a PEM private key block.
-pub fn for_each_chunk(mut reader: impl Read, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+pub(crate) fn for_each_chunk(
+    mut reader: impl Read,
+    mut f: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
     // Both grow only as far as the input needs: most files are small.
     let mut buf: Vec<u8> = Vec::new();
     let mut block = vec![0u8; 64 << 10];
@@ -124,35 +127,35 @@ impl Kind {
 
 /// A finding as reported: where, and what kind; never the value.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Finding {
-    pub file: String,
+pub(crate) struct Finding {
+    pub(crate) file: String,
     /// The member of an archive the finding is in (its name masked).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub member: Option<String>,
-    pub line: usize,
-    pub column: usize,
-    pub category: Category,
+    pub(crate) member: Option<String>,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) category: Category,
 }
 
 /// What scanning one file found.
 #[derive(Default, Clone)]
-pub struct Scanned {
+pub(crate) struct Scanned {
     /// Not text: a binary file (scanned for printable runs) or an archive
     /// (scanned through its members); either is published only as it is.
-    pub binary: bool,
+    pub(crate) binary: bool,
     /// (line, column, hit) in file order; for UTF-16, in the decoded text.
-    pub hits: Vec<(usize, usize, Hit)>,
+    pub(crate) hits: Vec<(usize, usize, Hit)>,
     /// Findings inside an archive's members: (member, masked with
     /// [`mask`]; line; column; category).
-    pub inner: Vec<(String, usize, usize, Category)>,
+    pub(crate) inner: Vec<(String, usize, usize, Category)>,
     /// Content that could not be read, and why (a corrupt archive, nesting
     /// too deep): never reported clean.
-    pub skipped: Vec<String>,
+    pub(crate) skipped: Vec<String>,
 }
 
 impl Scanned {
     /// Anything found, at the top or inside.
-    pub fn found(&self) -> bool {
+    pub(crate) fn found(&self) -> bool {
         !self.hits.is_empty() || !self.inner.is_empty()
     }
 }
@@ -160,7 +163,7 @@ impl Scanned {
 /// How a file's text is read besides as it is: the forms a reader (or a
 /// parser) will see, so nothing hides behind markup or escapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     Plain,
     /// Markdown: also with backslash escapes and character references
     /// decoded, and with inline tags taken out.
@@ -175,7 +178,7 @@ pub enum View {
 }
 
 impl View {
-    pub fn of(path: &Path) -> View {
+    pub(crate) fn of(path: &Path) -> View {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         match ext.to_ascii_lowercase().as_str() {
             "html" | "htm" | "xhtml" | "svg" | "xml" => View::Markup,
@@ -575,7 +578,7 @@ const DEPTH: usize = 4;
 /// as they stream (nothing decompressed is kept beyond one chunk). Positions
 /// are those of the raw text; a value seen only in a decoded view is
 /// reported where its raw form starts.
-pub fn scan_reader(det: &Detector, reader: impl Read, view: View) -> Result<Scanned> {
+pub(crate) fn scan_reader(det: &Detector, reader: impl Read, view: View) -> Result<Scanned> {
     scan_named(det, reader, view, "")
 }
 
@@ -589,7 +592,7 @@ fn scan_named(det: &Detector, reader: impl Read, view: View, name: &str) -> Resu
 }
 
 /// [`scan_reader`] over bytes in memory.
-pub fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Scanned> {
+pub(crate) fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Scanned> {
     scan_reader(det, bytes, view)
 }
 
@@ -774,7 +777,7 @@ pub(crate) fn scan_file_named(det: &Detector, reader: impl Read, path: &Path) ->
     scan_named(det, reader, View::of(path), &name)
 }
 
-pub fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
+pub(crate) fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
     let f = crate::fsx::open_regular(path)
         .map_err(|e| anyhow::anyhow!("failed to open `{}`: {e}", path.display()))?;
     let name = path
@@ -822,8 +825,10 @@ fn inline(name: &[u8]) -> bool {
 
 /// The text of markup with its tags taken out: inline tags vanish, other
 /// tags leave a space; line breaks inside tags are kept, so lines still
-/// match the file. A view for scanning only, never output.
-pub fn strip_tags(s: &str) -> String {
+/// match the file. A view for scanning only, never output; the tests read
+/// the scanner's tag decoding through it.
+#[cfg(test)]
+pub(super) fn strip_tags(s: &str) -> String {
     let d = decode(
         s.as_bytes(),
         Decode {
@@ -837,24 +842,24 @@ pub fn strip_tags(s: &str) -> String {
 
 /// A folder (or one file) scanned.
 #[derive(Debug, Serialize)]
-pub struct Report {
-    pub path: PathBuf,
-    pub files: usize,
+pub(crate) struct Report {
+    pub(crate) path: PathBuf,
+    pub(crate) files: usize,
     /// Files that are not text (binaries and archives): scanned for
     /// printable runs or through their members.
-    pub binary: Vec<String>,
+    pub(crate) binary: Vec<String>,
     /// Content that could not be scanned, and why: a folder with any is
     /// never reported clean.
-    pub skipped: Vec<String>,
-    pub findings: Vec<Finding>,
+    pub(crate) skipped: Vec<String>,
+    pub(crate) findings: Vec<Finding>,
 }
 
 impl Report {
-    pub fn clean(&self) -> bool {
+    pub(crate) fn clean(&self) -> bool {
         self.findings.is_empty() && self.skipped.is_empty()
     }
 
-    pub fn to_json(&self) -> Result<String> {
+    pub(crate) fn to_json(&self) -> Result<String> {
         let mut s = serde_json::to_string_pretty(&serde_json::json!({
             "schema": 1,
             "path": self.path,
@@ -868,7 +873,7 @@ impl Report {
         Ok(s)
     }
 
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut s = String::new();
         for f in &self.findings {
             let file = match &f.member {
@@ -923,7 +928,7 @@ impl Report {
 
 /// Scan every file under `path` (or `path` itself), names included.
 /// `display` names a file for the report from its path relative to `path`.
-pub fn scan_path(
+pub(crate) fn scan_path(
     det: &Detector,
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
@@ -933,7 +938,7 @@ pub fn scan_path(
 
 /// [`scan_path`], reading only the names of files `known_clean` accepts
 /// (files whose bytes this same detector already found clean).
-pub fn scan_path_except(
+pub(crate) fn scan_path_except(
     det: &Detector,
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
@@ -1048,7 +1053,7 @@ pub fn scan_path_except(
 
 /// `exhibit scan PATH`: the built-in rules plus the redaction policy of any
 /// campaign.json at PATH, beside a file PATH, or one folder below PATH.
-pub fn scan_command(path: &Path) -> Result<Report> {
+pub(crate) fn scan_command(path: &Path) -> Result<Report> {
     if !path.exists() {
         anyhow::bail!("`{}` does not exist", path.display());
     }

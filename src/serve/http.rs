@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The path the reload stream is served under; no site file can take it.
-pub const EVENTS: &str = "/__exhibit/events";
-pub const SCRIPT: &str = "/__exhibit/live.js";
+pub(super) const EVENTS: &str = "/__exhibit/events";
+pub(super) const SCRIPT: &str = "/__exhibit/live.js";
 const LIVE_JS: &str = include_str!("live.js");
 
 /// What a request path names in the site.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Resolved {
+pub(super) enum Resolved {
     File(PathBuf),
     /// A folder asked for without its trailing slash.
     Redirect(String),
@@ -29,7 +29,7 @@ pub enum Resolved {
 /// regular files inside the site are ever returned: `..`, `.` and hidden
 /// segments, encoded slashes or backslashes, NUL bytes, and symlinks that
 /// lead out are all not found; so are folders without an index.html.
-pub fn resolve(site: &Path, url: &str) -> Resolved {
+pub(super) fn resolve(site: &Path, url: &str) -> Resolved {
     let path = url.split(['?', '#']).next().unwrap_or("");
     let lower = path.to_ascii_lowercase();
     if !path.starts_with('/')
@@ -116,7 +116,7 @@ const PLAIN: &str = "text/plain; charset=utf-8";
 /// inert name; a type outside [`SHOWN`] (HTML under another extension, XML,
 /// script, an archive of a web page) is sent as text/plain whatever put it
 /// there, and an unknown one as a download.
-pub fn content_type(path: &Path) -> &'static str {
+pub(super) fn content_type(path: &Path) -> &'static str {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -136,12 +136,12 @@ pub fn content_type(path: &Path) -> &'static str {
 }
 
 /// The most reload streams open at once; one more is refused with 503.
-pub const MAX_STREAMS: usize = 32;
+pub(super) const MAX_STREAMS: usize = 32;
 
 /// The open reload streams: sockets one thread (the broadcaster) writes
 /// to, none with a thread of its own.
 #[derive(Default)]
-pub struct Streams {
+pub(super) struct Streams {
     open: std::sync::Mutex<Vec<TcpStream>>,
 }
 
@@ -153,7 +153,7 @@ impl Streams {
     /// Send `reload` to every stream when a build finishes, a comment every
     /// 15 s otherwise; a stream that cannot take the whole message at once
     /// (closed, or not reading) is dropped.
-    pub fn broadcast(&self, shared: &Shared) -> ! {
+    pub(super) fn broadcast(&self, shared: &Shared) -> ! {
         let mut seen = shared.status().generation;
         loop {
             let generation = shared.wait_newer(seen, Duration::from_secs(15));
@@ -184,7 +184,7 @@ fn closed(stream: &TcpStream) -> bool {
 /// the loopback names when it is loopback, with the exact port. A page of
 /// another site that rebinds its own name to 127.0.0.1 sends its own name,
 /// so it is refused and cannot read the preview.
-pub fn allowed_hosts(bind: std::net::IpAddr, port: u16) -> Vec<String> {
+pub(super) fn allowed_hosts(bind: std::net::IpAddr, port: u16) -> Vec<String> {
     let mut hosts = Vec::new();
     if bind.is_loopback() || bind.is_unspecified() {
         for h in ["127.0.0.1", "localhost", "[::1]"] {
@@ -390,7 +390,7 @@ fn not_found(status: &Status) -> Response {
 /// Add the preview banner (files that differ from the manifest), the error
 /// overlay of a failed build, and the reload script to an HTML page. Built
 /// files on disk never carry them.
-pub fn inject(html: &str, status: &Status) -> String {
+pub(super) fn inject(html: &str, status: &Status) -> String {
     let mut top = String::new();
     if let Some(err) = &status.error {
         top.push_str(&format!(

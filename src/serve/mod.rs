@@ -18,34 +18,34 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-pub struct ServeOptions {
-    pub root: PathBuf,
-    pub theme: Option<PathBuf>,
-    pub bind: IpAddr,
-    pub port: u16,
-    pub open: bool,
+pub(crate) struct ServeOptions {
+    pub(crate) root: PathBuf,
+    pub(crate) theme: Option<PathBuf>,
+    pub(crate) bind: IpAddr,
+    pub(crate) port: u16,
+    pub(crate) open: bool,
 }
 
 /// What the server shows now.
 #[derive(Debug, Clone)]
-pub struct Status {
+pub(crate) struct Status {
     /// The built site (canonical path).
-    pub site: PathBuf,
+    pub(crate) site: PathBuf,
     /// The last build's error, when it failed (the site is the one before).
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Files shown although they differ from the manifest.
-    pub unverified: Vec<String>,
+    pub(crate) unverified: Vec<String>,
     /// Counts finished builds, good or bad; pages reload when it moves.
-    pub generation: u64,
+    pub(crate) generation: u64,
 }
 
-pub struct Shared {
+pub(crate) struct Shared {
     status: Mutex<Status>,
     changed: Condvar,
 }
 
 impl Shared {
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         self.status
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -53,7 +53,7 @@ impl Shared {
     }
 
     /// Wait until the generation is not `seen`, or `timeout`; returns it.
-    pub fn wait_newer(&self, seen: u64, timeout: Duration) -> u64 {
+    pub(crate) fn wait_newer(&self, seen: u64, timeout: Duration) -> u64 {
         let guard = self.status.lock().unwrap_or_else(|e| e.into_inner());
         let (guard, _) = self
             .changed
@@ -75,7 +75,7 @@ impl Shared {
 const QUIET: Duration = Duration::from_millis(20);
 const TICK: Duration = Duration::from_millis(10);
 
-pub fn serve(opts: &ServeOptions) -> Result<()> {
+pub(crate) fn serve(opts: &ServeOptions) -> Result<()> {
     let base = preview_base();
     remove_stale_previews(&base);
     let out = base.join(format!("exhibit-serve-{}", std::process::id()));
@@ -327,7 +327,7 @@ fn report_build(report: &site::BuildReport, took: Duration) {
 }
 
 /// `1 file`, `2 files`.
-pub fn files(n: usize) -> String {
+pub(crate) fn files(n: usize) -> String {
     format!("{n} file{}", if n == 1 { "" } else { "s" })
 }
 

@@ -123,12 +123,12 @@ impl Site<'_> {
 
 /// What the render stage made of a campaign that audit.json records.
 pub(super) struct Shown<'a> {
-    pub blocks: Vec<BlockRecord>,
-    pub ledger: Vec<LedgerEntry>,
-    pub checks: Vec<super::checks::Outcome>,
-    pub figures: Vec<crate::claims::Record>,
-    pub digest: &'a str,
-    pub header: &'a super::nav::Header,
+    pub(crate) blocks: Vec<BlockRecord>,
+    pub(crate) ledger: Vec<LedgerEntry>,
+    pub(crate) checks: Vec<super::checks::Outcome>,
+    pub(crate) figures: Vec<crate::claims::Record>,
+    pub(crate) digest: &'a str,
+    pub(crate) header: &'a super::nav::Header,
 }
 
 /// The campaign's metadata with the header's resolved texts in place of

@@ -13,15 +13,15 @@ use std::sync::Arc;
 
 /// Everything kept between builds of one preview server.
 #[derive(Default)]
-pub struct BuildCache {
+pub(crate) struct BuildCache {
     /// Hashes of files unchanged since they were last hashed.
-    pub hashes: HashCache,
+    pub(crate) hashes: HashCache,
     /// Input scans by detector and file hash.
-    pub scans: ScanCache,
+    pub(crate) scans: ScanCache,
     /// Rendered pages and their written files.
     pub(super) pages: PageCache,
     /// Pages rendered afresh by the last build (the others were reused).
-    pub rendered: usize,
+    pub(crate) rendered: usize,
     /// What the last build wrote, so the next writes only changes.
     last: Option<Published>,
 }
@@ -42,31 +42,31 @@ pub(super) type PageKey = (String, usize);
 /// depend on changed (see [`super::pages`]'s fingerprints).
 #[derive(Default)]
 pub(super) struct PageCache {
-    pub pages: HashMap<PageKey, Rendering>,
+    pub(crate) pages: HashMap<PageKey, Rendering>,
     /// A page's files as written (page, downloads) and their scans, by the
     /// fingerprint of everything that went into them.
-    pub outputs: HashMap<PageKey, PageFiles>,
+    pub(crate) outputs: HashMap<PageKey, PageFiles>,
 }
 
 /// A page and the fingerprint of what it was rendered from.
 #[derive(Clone)]
 pub(super) struct Rendering {
-    pub fingerprint: String,
-    pub page: Arc<Page>,
+    pub(crate) fingerprint: String,
+    pub(crate) page: Arc<Page>,
 }
 
 /// A page's written files and the fingerprint of what went into them.
 #[derive(Clone)]
 pub(super) struct PageFiles {
-    pub fingerprint: String,
-    pub files: Vec<KeptFile>,
+    pub(crate) fingerprint: String,
+    pub(crate) files: Vec<KeptFile>,
 }
 
 /// One written file: its bytes (kept for the preview) and what was written.
 #[derive(Clone)]
 pub(super) struct KeptFile {
-    pub bytes: Vec<u8>,
-    pub emitted: Emitted,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) emitted: Emitted,
 }
 
 impl BuildCache {

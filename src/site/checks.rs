@@ -11,20 +11,20 @@ use serde::Serialize;
 /// A check as audit.json records it: both sides as written and as read.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Outcome {
-    pub name: String,
-    pub relation: Relation,
-    pub left: Side,
-    pub right: Side,
+    pub(crate) name: String,
+    pub(crate) relation: Relation,
+    pub(crate) left: Side,
+    pub(crate) right: Side,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tolerance: Option<f64>,
-    pub holds: bool,
+    pub(crate) tolerance: Option<f64>,
+    pub(crate) holds: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Side {
     /// The operand as published (a reference, or a number).
-    pub written: String,
-    pub value: f64,
+    pub(crate) written: String,
+    pub(crate) value: f64,
 }
 
 /// Every check of `c` read through `refs` (`public` are the checks as

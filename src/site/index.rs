@@ -19,12 +19,12 @@ const HEADLINE_ITEMS: usize = 2;
 /// One headline figure, as the card showed it (text, already redacted).
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Figure {
-    pub label: String,
+    pub(crate) label: String,
     /// The change, when the card item has one: the large figure.
-    pub change: Option<String>,
+    pub(crate) change: Option<String>,
     /// `higher`, `lower`, `unchanged`: the change in a word.
-    pub direction: Option<String>,
-    pub value: String,
+    pub(crate) direction: Option<String>,
+    pub(crate) value: String,
 }
 
 /// The first items of the campaign's first result card, in page order.
@@ -78,10 +78,10 @@ struct Entry<'a> {
 
 /// What the index and the feed show of a rendered campaign.
 pub(super) struct Cited {
-    pub headline: Vec<Figure>,
-    pub digest: String,
+    pub(crate) headline: Vec<Figure>,
+    pub(crate) digest: String,
     /// The header as shown, its references resolved.
-    pub header: Header,
+    pub(crate) header: Header,
 }
 
 /// Every campaign, newest first (ties by id).

@@ -15,9 +15,9 @@ use std::path::PathBuf;
 /// What the load stage hands on.
 pub(super) struct Loaded {
     /// OUT, absolute.
-    pub out_abs: PathBuf,
-    pub campaigns: Vec<Campaign>,
-    pub theme: Theme,
+    pub(crate) out_abs: PathBuf,
+    pub(crate) campaigns: Vec<Campaign>,
+    pub(crate) theme: Theme,
 }
 
 /// The load stage: the campaigns under the root, none of them holding
@@ -57,15 +57,15 @@ pub(super) fn load(opts: &BuildOptions) -> Result<Loaded> {
 /// What the verify stage hands on: one [`Evidence`] per campaign, and
 /// the preview's edits taken as they are.
 pub(super) struct Verified {
-    pub evidences: Vec<Evidence>,
+    pub(crate) evidences: Vec<Evidence>,
     /// Preview only: the files published although they do not match the
     /// manifest, by campaign (see [`Evidence::accept_edits`]).
-    pub edits: Vec<Vec<Edit>>,
+    pub(crate) edits: Vec<Vec<Edit>>,
 }
 
 impl Verified {
     /// The build's report, in the terms of its campaigns.
-    pub fn report(&self, campaigns: &[Campaign]) -> BuildReport {
+    pub(super) fn report(&self, campaigns: &[Campaign]) -> BuildReport {
         let unverified = campaigns
             .iter()
             .zip(&self.edits)
@@ -82,12 +82,6 @@ impl Verified {
             unverified,
         }
     }
-}
-
-/// Load a campaign's manifest and check its files, keeping small files'
-/// bytes while the build's `budget` lasts.
-pub fn verify_campaign(c: &Campaign, budget: &std::sync::atomic::AtomicU64) -> Result<Evidence> {
-    verify_one(c, budget, None)
 }
 
 fn verify_one(

@@ -22,10 +22,8 @@ mod rescan;
 mod staging;
 mod write;
 
-pub use crate::layout::MARKER;
-pub use cache::BuildCache;
-pub use inputs::verify_campaign;
-pub use nav::TABS_UP_TO;
+pub(crate) use crate::layout::MARKER;
+pub(crate) use cache::BuildCache;
 
 use crate::copies::{self, Copies};
 use crate::public::Public;
@@ -55,12 +53,12 @@ pub struct BuildOptions {
 
 #[derive(Debug)]
 pub struct BuildReport {
-    pub campaigns: usize,
-    pub pages: usize,
-    pub files: usize,
+    pub(crate) campaigns: usize,
+    pub(crate) pages: usize,
+    pub(crate) files: usize,
     /// Preview only: `campaign/path: verdict` of every file that did not
     /// match the manifest.
-    pub unverified: Vec<String>,
+    pub(crate) unverified: Vec<String>,
 }
 
 /// `EXHIBIT_TIMINGS=1`: how long each stage of a build took, on stderr
@@ -98,7 +96,10 @@ pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
 /// [`build`], reusing from `cache` (the preview server's) the hashes,
 /// scans and pages whose inputs are unchanged, and writing only what
 /// changed since the last build into the same folder.
-pub fn build_with(opts: &BuildOptions, mut cache: Option<&mut BuildCache>) -> Result<BuildReport> {
+pub(crate) fn build_with(
+    opts: &BuildOptions,
+    mut cache: Option<&mut BuildCache>,
+) -> Result<BuildReport> {
     let mut phases = Phases::new();
     let loaded = inputs::load(opts)?;
     phases.mark("load");

@@ -21,22 +21,22 @@ struct NavItem {
 /// page, the page list, ledger, manifest) and previous/next links instead
 /// of one tab per page: a tab row on every page would make the site grow
 /// with the square of the page count.
-pub const TABS_UP_TO: usize = 12;
+pub(crate) const TABS_UP_TO: usize = 12;
 
 /// A campaign's header as readers see it: campaign.json's fields and the
 /// page titles with their inline references resolved (see
 /// [`crate::page::Refs`]), and the count of retained failures.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Header {
-    pub title: String,
-    pub state: String,
-    pub scope: String,
-    pub decision: String,
-    pub summary: Option<String>,
+    pub(crate) title: String,
+    pub(crate) state: String,
+    pub(crate) scope: String,
+    pub(crate) decision: String,
+    pub(crate) summary: Option<String>,
     /// Page titles, in page order.
-    pub pages: Vec<String>,
+    pub(crate) pages: Vec<String>,
     /// Entries of the campaign's ledger (`ledger_count` in templates).
-    pub ledger_count: usize,
+    pub(crate) ledger_count: usize,
 }
 
 impl Header {

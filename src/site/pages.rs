@@ -26,9 +26,9 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub(super) struct Emitted {
     /// Path inside the campaign's output folder.
-    pub rel: String,
-    pub sha256: String,
-    pub scanned: scan::Scanned,
+    pub(crate) rel: String,
+    pub(crate) sha256: String,
+    pub(crate) scanned: scan::Scanned,
 }
 
 /// Write a generated file of campaign `id` and scan its bytes with `det`
@@ -49,57 +49,57 @@ fn emit(sink: &Sink, id: &str, rel: &str, bytes: &[u8], det: &Detector) -> Resul
 
 /// What the render stage hands on.
 pub(super) struct Site {
-    pub campaigns: Vec<Rendered>,
+    pub(crate) campaigns: Vec<Rendered>,
 }
 
 /// A campaign's pages and ledger page, rendered before anything else of
 /// it is written.
 pub(super) struct Rendered {
     /// Pages, downloads and the ledger page, already written and scanned.
-    pub emitted: Vec<Emitted>,
-    pub blocks: Vec<BlockRecord>,
-    pub ledger: Vec<LedgerEntry>,
+    pub(crate) emitted: Vec<Emitted>,
+    pub(crate) blocks: Vec<BlockRecord>,
+    pub(crate) ledger: Vec<LedgerEntry>,
     /// The header as shown, its references resolved.
-    pub header: Header,
+    pub(crate) header: Header,
     /// The consistency checks, all of which held.
-    pub checks: Vec<checks::Outcome>,
+    pub(crate) checks: Vec<checks::Outcome>,
     /// The typed figures of the pages and what each matched.
-    pub figures: Vec<crate::claims::Record>,
+    pub(crate) figures: Vec<crate::claims::Record>,
     /// Those that matched nothing, reported after the rescan.
-    pub unmatched: crate::claims::Unmatched,
+    pub(crate) unmatched: crate::claims::Unmatched,
     /// The rendered pages, kept only for the single file.
-    pub pages: Vec<Page>,
+    pub(crate) pages: Vec<Page>,
     /// Pages rendered afresh (the others came from the cache).
-    pub fresh: usize,
+    pub(crate) fresh: usize,
     /// The campaign's headline figures, for the site's index.
-    pub headline: Vec<super::index::Figure>,
+    pub(crate) headline: Vec<super::index::Figure>,
     /// The publication digest every page shows ([`super::digest`]).
-    pub digest: String,
+    pub(crate) digest: String,
 }
 
 /// One campaign as the render stage reads it: as loaded, verified, made
 /// public and copied.
 pub(super) struct Campaign<'a> {
-    pub c: &'a crate::campaign::Campaign,
-    pub e: &'a Evidence,
-    pub p: &'a Public,
-    pub k: &'a Copies,
+    pub(crate) c: &'a crate::campaign::Campaign,
+    pub(crate) e: &'a Evidence,
+    pub(crate) p: &'a Public,
+    pub(crate) k: &'a Copies,
 }
 
 /// Where and how pages are written.
 pub(super) struct Target<'a> {
-    pub theme: &'a Theme,
+    pub(crate) theme: &'a Theme,
     /// The single file is written too (so pages are kept for it).
-    pub single_file: bool,
-    pub sink: &'a Sink<'a>,
-    pub redactor: &'a Redactor,
+    pub(crate) single_file: bool,
+    pub(crate) sink: &'a Sink<'a>,
+    pub(crate) redactor: &'a Redactor,
     /// `--strict`: a typed figure that matches no data fails the build.
-    pub strict: bool,
+    pub(crate) strict: bool,
 }
 
 impl Target<'_> {
     /// Render, write and scan a campaign's pages and its ledger page.
-    pub fn render_pages(
+    pub(super) fn render_pages(
         &self,
         campaign: &Campaign,
         mut cache: Option<&mut PageCache>,

@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 
 /// The staging folder; removed when dropped unless published.
 pub(super) struct Staging {
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     armed: bool,
 }
 
 impl Staging {
     /// A fresh staging folder beside `out` (one a killed build left is
     /// removed first).
-    pub fn create(out: &Path) -> Result<Staging> {
+    pub(super) fn create(out: &Path) -> Result<Staging> {
         let path = layout::sibling(out, layout::STAGING)?;
         if path.exists() {
             crate::fsx::remove_tree(&path)?;
@@ -27,7 +27,7 @@ impl Staging {
 
     /// The publish stage: swap the staged site in as `out`, or (preview)
     /// move only its changes into `out`. Returns every file of the site.
-    pub fn publish(mut self, sink: Sink, out: &Path) -> Result<Files> {
+    pub(super) fn publish(mut self, sink: Sink, out: &Path) -> Result<Files> {
         if sink.is_delta() {
             sink.apply(out)?;
         } else {

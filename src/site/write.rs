@@ -40,26 +40,26 @@ struct ManifestRow<'a> {
 
 /// Everything the write stage reads.
 pub(super) struct Site<'a> {
-    pub campaigns: &'a [Campaign],
-    pub evidences: &'a [Evidence],
-    pub publics: &'a [Public],
-    pub copies: &'a [Copies],
-    pub theme: &'a Theme,
-    pub single_file: bool,
+    pub(crate) campaigns: &'a [Campaign],
+    pub(crate) evidences: &'a [Evidence],
+    pub(crate) publics: &'a [Public],
+    pub(crate) copies: &'a [Copies],
+    pub(crate) theme: &'a Theme,
+    pub(crate) single_file: bool,
     /// OUT, whose files a preview build that writes only changes keeps.
-    pub out: &'a Path,
+    pub(crate) out: &'a Path,
 }
 
 /// Files the rescan treats apart (paths relative to the staging folder).
 #[derive(Default)]
 pub(super) struct Written {
     /// Binaries and archives published as they are (scanned as inputs).
-    pub unscanned: BTreeSet<String>,
+    pub(crate) unscanned: BTreeSet<String>,
     /// Exact copies of inputs the same detector found clean: only their
     /// names are scanned again.
-    pub verbatim: BTreeSet<String>,
+    pub(crate) verbatim: BTreeSet<String>,
     /// Generated files scanned as they were written, with what was found.
-    pub prescanned: BTreeMap<String, scan::Scanned>,
+    pub(crate) prescanned: BTreeMap<String, scan::Scanned>,
 }
 
 /// Published path -> SHA-256: what a SHA256SUMS lists.
@@ -76,7 +76,7 @@ impl Site<'_> {
     /// The root SHA256SUMS covers every file outside the campaign folders
     /// and each campaign's SHA256SUMS, so `exhibit verify` (or
     /// `sha256sum -c` at the root) checks every file the site serves.
-    pub fn write(&self, sink: &Sink, pages: Vec<Rendered>) -> Result<Written> {
+    pub(super) fn write(&self, sink: &Sink, pages: Vec<Rendered>) -> Result<Written> {
         let mut sums = Sums::new();
         let mut written = Written::default();
         let mut cited = Vec::new();

@@ -7,6 +7,7 @@
 //! overlays in tests/fixtures/bad-input/<case>/ over the minimal fixture.
 
 use super::*;
+use sha2::Digest;
 
 /// `o` failed with exit `code`, and its whole stderr, with the scratch
 /// folder `scratch` as `[DIR]`, is the snapshot `name`.
@@ -321,14 +322,18 @@ fn build_with_missing_and_unlisted_files() {
 #[test]
 fn pin_of_a_rewritten_manifest() {
     let (dir, scratch) = sealed();
-    let pin = exhibit::hash::sha256_bytes(&std::fs::read(dir.join("manifest.json")).unwrap());
+    let pin = hex::encode(sha2::Sha256::digest(
+        std::fs::read(dir.join("manifest.json")).unwrap(),
+    ));
     std::fs::write(dir.join("artifacts/run.log"), "a different run\n").unwrap();
     seal_update(&dir);
     let o = run(exhibit().arg("verify").arg(&dir).arg("--expect").arg(&pin));
     pinned("verify-expect-mismatch", &o, 1, &scratch);
     let o = build_expecting(&dir, &scratch.join("site"), &pin);
     // The message names both hashes; they differ with the fixture's bytes.
-    let now = exhibit::hash::sha256_bytes(&std::fs::read(dir.join("manifest.json")).unwrap());
+    let now = hex::encode(sha2::Sha256::digest(
+        std::fs::read(dir.join("manifest.json")).unwrap(),
+    ));
     let err = stderr(&o).replace(&pin, "[PIN]").replace(&now, "[NOW]");
     assert!(err.contains("[PIN]") && err.contains("[NOW]"), "{err}");
     assert_eq!(o.status.code(), Some(1), "{err}");

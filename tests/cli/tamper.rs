@@ -1,6 +1,7 @@
 //! Evidence failures exit 1, name every bad file, and publish nothing.
 
 use super::*;
+use sha2::Digest;
 
 fn sealed() -> (PathBuf, PathBuf) {
     let dir = fixture("minimal");
@@ -255,7 +256,7 @@ fn in_root_symlink_refused_unless_campaign_json_lists_it() {
 }
 
 fn sha256_of(path: &Path) -> String {
-    exhibit::hash::sha256_bytes(&std::fs::read(path).unwrap())
+    hex::encode(sha2::Sha256::digest(std::fs::read(path).unwrap()))
 }
 
 #[test]
