@@ -11,14 +11,17 @@ impl Renderer<'_> {
     /// private value is dropped, link text kept.
     pub(super) fn unredacted(&self, dest: &str) -> bool {
         // What a browser will make of it: percent-decoded, with the dots
-        // it accepts in host names, and numeric hosts it would resolve.
+        // it accepts in host names, and the URL as the URL Standard parses
+        // it (the url crate: `http://0x0a.0.0.5/`, `http://167772165/` and
+        // `http://10.5/` all lead to 10.0.0.5, and are written so).
         let decoded = percent_encoding::percent_decode_str(dest).decode_utf8_lossy();
         let dotted = decoded.replace(['\u{3002}', '\u{FF0E}', '\u{FF61}'], ".");
+        let parsed = url::Url::parse(dest).map(String::from).unwrap_or_default();
         let det = &self.store.redactor.detector;
-        [dest, &decoded, &dotted]
+        [dest, &decoded, &dotted, &parsed]
             .iter()
             .all(|t| det.find(t.as_bytes()).is_empty())
-            && !url_host(&dotted).is_some_and(odd_numeric_host)
+            && !odd_numeric_host(dest)
     }
 
     /// Remember a link to `page#id` for [`check_anchors`].
@@ -99,33 +102,18 @@ impl Renderer<'_> {
     }
 }
 
-/// The host of an absolute URL (`scheme://[user@]host[:port]/...`).
-fn url_host(url: &str) -> Option<&str> {
-    let rest = &url[url.find("://")? + 3..];
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let host = authority.rsplit('@').next().unwrap_or(authority);
-    Some(host.rsplit_once(':').map_or(host, |(h, _)| h))
-}
-
-/// `10.5`, `0x0a.0.0.5`, `012.0.0.5`, `167772165`: numbers a browser reads
-/// as an IPv4 address, but not written the usual way, so the detectors
-/// cannot tell where they lead. A link to one is dropped.
-fn odd_numeric_host(host: &str) -> bool {
-    let numeric = !host.is_empty()
-        && host.starts_with(|c: char| c.is_ascii_digit())
-        && host
-            .chars()
-            .all(|c| c.is_ascii_hexdigit() || matches!(c, '.' | 'x' | 'X'));
-    let canonical = {
-        let parts: Vec<&str> = host.split('.').collect();
-        parts.len() == 4
-            && parts.iter().all(|p| {
-                !p.is_empty()
-                    && p.len() <= 3
-                    && p.bytes().all(|b| b.is_ascii_digit())
-                    && (p.len() == 1 || !p.starts_with('0'))
-                    && p.parse::<u16>().is_ok_and(|n| n <= 255)
-            })
+/// A host the URL Standard reads as an IPv4 address but that is not
+/// written as one (`10.5`, `0x0a.0.0.5`, `012.0.0.5`, `167772165`): the
+/// text hides where the link leads, so it is dropped whatever the address.
+fn odd_numeric_host(dest: &str) -> bool {
+    let Ok(url) = url::Url::parse(dest) else {
+        return false;
     };
-    numeric && !canonical
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => {
+            let written = dest.to_ascii_lowercase();
+            !written.contains(&format!("//{ip}")) && !written.contains(&format!("@{ip}"))
+        }
+        _ => false,
+    }
 }
