@@ -6,6 +6,7 @@
 use crate::campaign::{self, Campaign};
 use crate::error::EvidenceFailed;
 use crate::evidence::Evidence;
+use crate::hash::HashingReader;
 use crate::redact::{scan, Counts, Redactor};
 use crate::sink::Staged;
 use anyhow::Result;
@@ -169,36 +170,16 @@ fn scan_input(
     Ok(scanned)
 }
 
-/// A reader hashing and counting what is read through it.
-struct Hashing<R> {
-    inner: R,
-    hash: Sha256,
-    bytes: u64,
-}
-
-impl<R: std::io::Read> std::io::Read for Hashing<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hash.update(&buf[..n]);
-        self.bytes += n as u64;
-        Ok(n)
-    }
-}
-
 /// Scan a file from disk, hashing what is read: a file that no longer has
 /// its verified bytes is refused, so "clean" always means "these bytes".
 fn scan_verified(r: &Redactor, path: &Path, sha256: Option<&str>) -> Result<scan::Scanned> {
-    let mut reader = Hashing {
-        inner: crate::fsx::open(path)?,
-        hash: Sha256::new(),
-        bytes: 0,
-    };
+    let mut reader = HashingReader::new(crate::fsx::open(path)?);
     let scanned = scan::scan_file_named(&r.detector, &mut reader, path)
         .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))?;
     if let Some(expected) = sha256 {
         // Read to the end, in case the scan stopped early (binary).
-        std::io::copy(&mut reader, &mut std::io::sink())?;
-        if crate::hash::hex(&reader.hash.finalize()) != expected {
+        reader.drain()?;
+        if reader.finish().0 != expected {
             return Err(EvidenceFailed {
                 report: format!(
                     "`{}` changed after it was verified; nothing was published",
@@ -467,11 +448,7 @@ pub(crate) fn copy(
         Some(bytes) => Box::new(bytes),
         None => Box::new(crate::fsx::open(from)?),
     };
-    let mut reader = Hashing {
-        inner: source,
-        hash: Sha256::new(),
-        bytes: 0,
-    };
+    let mut reader = HashingReader::new(source);
     let (mut publ, mut published_bytes) = (Sha256::new(), 0u64);
     let mut counts = Counts::new();
     let read_err = |e: anyhow::Error| anyhow::anyhow!("failed to read `{}`: {e}", from.display());
@@ -501,9 +478,9 @@ pub(crate) fn copy(
         scan::for_each_chunk(&mut reader, |chunk| write(chunk)).map_err(read_err)?;
     }
     // Read to the end whatever the copy left unread.
-    std::io::copy(&mut reader, &mut std::io::sink())?;
+    reader.drain()?;
     to.finish()?;
-    let sha256 = crate::hash::hex(&reader.hash.finalize());
+    let (sha256, bytes) = reader.finish();
     if sha256 != expected {
         return Err(EvidenceFailed {
             report: format!(
@@ -516,7 +493,7 @@ pub(crate) fn copy(
     Ok(Copied {
         sha256,
         published_sha256: crate::hash::hex(&publ.finalize()),
-        bytes: reader.bytes,
+        bytes,
         published_bytes,
         redactions: counts,
         binary: mode == Mode::Binary,
