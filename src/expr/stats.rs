@@ -107,7 +107,8 @@ fn seed(xs: &[f64]) -> u64 {
 /// percentile of the medians of [`RESAMPLES`] resamples with replacement.
 pub(crate) fn median_ci(xs: &[f64]) -> (f64, f64) {
     // `ci_low` and `ci_high` of one list are one computation: keep it, keyed
-    // by the exact values (a pure function, so the cache cannot change output).
+    // by the exact values (a pure function, so the cache cannot change
+    // output). Bounded: a long preview session meets ever new lists.
     static DONE: Mutex<BTreeMap<Vec<u64>, (f64, f64)>> = Mutex::new(BTreeMap::new());
     let key: Vec<u64> = xs.iter().map(|x| x.to_bits()).collect();
     if let Some(ci) = DONE.lock().ok().and_then(|d| d.get(&key).copied()) {
@@ -115,10 +116,16 @@ pub(crate) fn median_ci(xs: &[f64]) -> (f64, f64) {
     }
     let ci = bootstrap(xs);
     if let Ok(mut d) = DONE.lock() {
+        if d.len() >= MEMO_LISTS {
+            d.clear();
+        }
         d.insert(key, ci);
     }
     ci
 }
+
+/// Lists whose interval [`median_ci`] remembers at most.
+const MEMO_LISTS: usize = 4096;
 
 fn bootstrap(xs: &[f64]) -> (f64, f64) {
     let mut rng = SplitMix(seed(xs));
