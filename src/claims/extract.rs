@@ -80,10 +80,8 @@ fn not_claims() -> &'static Regex {
 fn number() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(
-            r"(?P<sign>[+\-\x{2212}])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<pct>\s?%)?",
-        )
-        .expect("valid number pattern")
+        Regex::new(r"[+\-\x{2212}]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s?%)?")
+            .expect("valid number pattern")
     })
 }
 
@@ -110,12 +108,25 @@ pub(crate) fn figures(page: &Lines, s: &str, base: usize, heading: bool) -> Vec<
     }
     let s = blanked(s, &cut);
     let mut out: Vec<Figure> = Vec::new();
-    for c in number().captures_iter(&s) {
-        let whole = c.get(0).expect("match");
-        let num = c.name("num").expect("number group");
-        let mut sign = c.name("sign");
+    for whole in number().find_iter(&s) {
+        // The match split as the pattern's groups would (found without
+        // captures, which cost a slower engine): sign, digits, percent.
+        let signed = whole
+            .as_str()
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '+' | '-' | '\u{2212}'));
+        let num_start = whole.start() + signed.map_or(0, char::len_utf8);
+        let pct = whole.as_str().ends_with('%');
+        let num_end = if pct {
+            num_start + s[num_start..whole.end() - 1].trim_end().len()
+        } else {
+            whole.end()
+        };
+        let num = &s[num_start..num_end];
+        let mut sign = signed.map(|c| (whole.start(), if c == '+' { '+' } else { '-' }));
         let mut before = s[..whole.start()].chars().next_back();
-        if sign.is_some_and(|m| m.as_str() == "-") && before.is_some_and(|b| b.is_ascii_digit()) {
+        if signed == Some('-') && before.is_some_and(|b| b.is_ascii_digit()) {
             // `5-10` is a range, not a negative ten.
             (sign, before) = (None, Some(' '));
         }
@@ -129,12 +140,12 @@ pub(crate) fn figures(page: &Lines, s: &str, base: usize, heading: bool) -> Vec<
         {
             continue;
         }
-        let digits: String = num.as_str().chars().filter(|c| *c != ',').collect();
+        let digits: String = num.chars().filter(|c| *c != ',').collect();
         let decimals = digits.split_once('.').map_or(0, |(_, f)| f.len() as u32);
         let Ok(scaled) = digits.replace('.', "").parse::<u64>() else {
             continue;
         };
-        let start = sign.map_or(num.start(), |m| m.start());
+        let start = sign.map_or(num_start, |(at, _)| at);
         let (line, col) = page.line_col(base + start);
         out.push(Figure {
             offset: base + start,
@@ -143,11 +154,8 @@ pub(crate) fn figures(page: &Lines, s: &str, base: usize, heading: bool) -> Vec<
             text: s[start..whole.end()].to_string(),
             scaled,
             decimals,
-            percent: c.name("pct").is_some() || range_into_percent(after),
-            sign: sign.map(|m| match m.as_str() {
-                "+" => '+',
-                _ => '-',
-            }),
+            percent: pct || range_into_percent(after),
+            sign: sign.map(|(_, c)| c),
             file: None,
         });
     }
