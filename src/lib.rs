@@ -38,31 +38,79 @@
 
 #![warn(unreachable_pub)]
 
-pub mod blocks;
-pub mod campaign;
-mod claims;
-pub mod cli;
-mod commit;
-mod copies;
-mod data;
+// The folders of src/ list the stages in the order a build runs them;
+// each module keeps its short name.
+
+// 0. Shared by every stage: errors, file system, hashes, HTML escaping,
+//    the names of what a build writes, the sink every file goes through.
+#[path = "0-shared/error.rs"]
 pub mod error;
-mod evidence;
-mod expr;
-mod formats;
+#[path = "0-shared/fsx.rs"]
 mod fsx;
-mod gate;
+#[path = "0-shared/hash.rs"]
 mod hash;
+#[path = "0-shared/html.rs"]
 mod html;
+#[path = "0-shared/layout.rs"]
 mod layout;
-pub mod manifest;
-mod new;
-mod page;
-mod public;
-mod redact;
-mod render;
-pub mod seal;
-mod serve;
-mod single;
+#[path = "0-shared/sink.rs"]
 mod sink;
+
+// 1. Load: campaigns and their manifests, as written.
+#[path = "1-load/campaign.rs"]
+pub mod campaign;
+#[path = "1-load/manifest.rs"]
+pub mod manifest;
+
+// 2. Verify: every file hashed and judged.
+#[path = "2-verify/evidence.rs"]
+mod evidence;
+
+// 3. Public view: every file scanned, private values numbered.
+#[path = "3-public/public.rs"]
+mod public;
+#[path = "3-public/redact/mod.rs"]
+mod redact;
+
+// 4. Copy: every file published, redacted, with its commitment.
+#[path = "4-copy/commit.rs"]
+mod commit;
+#[path = "4-copy/copies.rs"]
+mod copies;
+
+// 5. Render: pages and blocks from the data, typed figures checked.
+#[path = "5-render/blocks/mod.rs"]
+pub mod blocks;
+#[path = "5-render/claims/mod.rs"]
+mod claims;
+#[path = "5-render/data.rs"]
+mod data;
+#[path = "5-render/expr/mod.rs"]
+mod expr;
+#[path = "5-render/formats/mod.rs"]
+mod formats;
+#[path = "5-render/page/mod.rs"]
+mod page;
+#[path = "5-render/render.rs"]
+mod render;
+
+// 6. Site: the build's stages run in order, written, rescanned, gated,
+//    swapped in.
+#[path = "6-site/gate.rs"]
+mod gate;
+#[path = "6-site/single.rs"]
+mod single;
+#[path = "6-site/site/mod.rs"]
 pub mod site;
+
+// 7. Commands beside `build`, and the command line.
+#[path = "7-commands/cli.rs"]
+pub mod cli;
+#[path = "7-commands/new.rs"]
+mod new;
+#[path = "7-commands/seal.rs"]
+pub mod seal;
+#[path = "7-commands/serve/mod.rs"]
+mod serve;
+#[path = "7-commands/verify.rs"]
 mod verify;

@@ -11,50 +11,53 @@ use tera::Tera;
 const BUILTIN: &[(&str, &str)] = &[
     (
         "templates/base.html",
-        include_str!("../templates/base.html"),
+        include_str!("../../templates/base.html"),
     ),
     (
         "templates/campaign_header.html",
-        include_str!("../templates/campaign_header.html"),
+        include_str!("../../templates/campaign_header.html"),
     ),
     (
         "templates/campaign_facts.html",
-        include_str!("../templates/campaign_facts.html"),
+        include_str!("../../templates/campaign_facts.html"),
     ),
     (
         "templates/page.html",
-        include_str!("../templates/page.html"),
+        include_str!("../../templates/page.html"),
     ),
     (
         "templates/manifest.html",
-        include_str!("../templates/manifest.html"),
+        include_str!("../../templates/manifest.html"),
     ),
     (
         "templates/manifest_rows.html",
-        include_str!("../templates/manifest_rows.html"),
+        include_str!("../../templates/manifest_rows.html"),
     ),
     (
         "templates/ledger.html",
-        include_str!("../templates/ledger.html"),
+        include_str!("../../templates/ledger.html"),
     ),
     (
         "templates/index.html",
-        include_str!("../templates/index.html"),
+        include_str!("../../templates/index.html"),
     ),
     (
         "templates/print_margins.html",
-        include_str!("../templates/print_margins.html"),
+        include_str!("../../templates/print_margins.html"),
     ),
     (
         "templates/cite.html",
-        include_str!("../templates/cite.html"),
+        include_str!("../../templates/cite.html"),
     ),
-    ("templates/feed.xml", include_str!("../templates/feed.xml")),
+    (
+        "templates/feed.xml",
+        include_str!("../../templates/feed.xml"),
+    ),
     (
         "templates/single.html",
-        include_str!("../templates/single.html"),
+        include_str!("../../templates/single.html"),
     ),
-    ("assets/style.css", include_str!("../assets/style.css")),
+    ("assets/style.css", include_str!("../../assets/style.css")),
 ];
 
 pub(crate) const GENERATOR: &str = concat!("exhibit ", env!("CARGO_PKG_VERSION"));
