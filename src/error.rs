@@ -86,6 +86,15 @@ impl Error {
         }
     }
 
+    /// Another library's error as plain bad input, its causes kept as
+    /// causes (printed one a line, as they were).
+    pub(crate) fn foreign(e: &dyn std::error::Error) -> Error {
+        match e.source() {
+            Some(cause) => Error::foreign(cause).context(e.to_string()),
+            None => Error::Invalid(e.to_string()),
+        }
+    }
+
     /// An I/O error on `path` while doing `action` ("read", "write"...).
     pub(crate) fn io(path: &Path, action: &'static str, source: std::io::Error) -> Error {
         Error::Io {
@@ -130,6 +139,35 @@ impl From<InputError> for Error {
 impl From<EvidenceFailed> for Error {
     fn from(e: EvidenceFailed) -> Error {
         Error::Evidence(e)
+    }
+}
+
+/// An I/O error where no path is known: a stream being read or decoded
+/// (its caller names the file), standard output.
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::Os(e)
+    }
+}
+
+/// Serializing a report, or a value's shape: the message and its causes.
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Error {
+        Error::foreign(&e)
+    }
+}
+
+/// A pattern that does not compile (a campaign's redaction rules).
+impl From<regex::Error> for Error {
+    fn from(e: regex::Error) -> Error {
+        Error::foreign(&e)
+    }
+}
+
+/// The preview's file watcher could not start or watch a folder.
+impl From<notify::Error> for Error {
+    fn from(e: notify::Error) -> Error {
+        Error::foreign(&e)
     }
 }
 
@@ -335,32 +373,6 @@ impl InputError {
     }
 }
 
-/// Exit code for an error chain: 1 when the evidence failed, 2 otherwise.
-pub fn exit_code(err: &anyhow::Error) -> u8 {
-    if err.chain().any(|e| e.is::<EvidenceFailed>()) {
-        1
-    } else {
-        2
-    }
-}
-
-/// The error comes from writing to a pipe whose reader has closed it.
-pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    })
-}
-
-/// An error as the command line prints it: `error: ...` and its causes.
-pub fn describe(err: &anyhow::Error) -> String {
-    let mut s = format!("error: {err}");
-    for cause in err.chain().skip(1) {
-        s.push_str(&format!("\n  caused by: {cause}"));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -449,6 +461,8 @@ mod tests {
         let input = Error::Invalid("bad".into()).context("outer");
         assert_eq!(input.exit_code(), 2);
         let r: Result<()> = Err(InputError::new(Path::new("x"), 0, 0, "m")).context("c");
-        assert!(matches!(r, Err(Error::Context { ref source, .. }) if matches!(**source, Error::Input(_))));
+        assert!(
+            matches!(r, Err(Error::Context { ref source, .. }) if matches!(**source, Error::Input(_)))
+        );
     }
 }

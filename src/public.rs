@@ -5,10 +5,10 @@
 
 use crate::campaign::{self, Campaign};
 use crate::error::EvidenceFailed;
+use crate::error::Result;
 use crate::evidence::Evidence;
 use crate::redact::{scan, Counts, Redactor};
 use crate::sink::Staged;
-use anyhow::Result;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -193,8 +193,9 @@ fn scan_verified(r: &Redactor, path: &Path, sha256: Option<&str>) -> Result<scan
         hash: Sha256::new(),
         bytes: 0,
     };
-    let scanned = scan::scan_file_named(&r.detector, &mut reader, path)
-        .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))?;
+    let scanned = scan::scan_file_named(&r.detector, &mut reader, path).map_err(|e| {
+        crate::error::Error::Invalid(format!("failed to read `{}`: {e}", path.display()))
+    })?;
     if let Some(expected) = sha256 {
         // Read to the end, in case the scan stopped early (binary).
         std::io::copy(&mut reader, &mut std::io::sink())?;
@@ -474,7 +475,9 @@ pub(crate) fn copy(
     };
     let (mut publ, mut published_bytes) = (Sha256::new(), 0u64);
     let mut counts = Counts::new();
-    let read_err = |e: anyhow::Error| anyhow::anyhow!("failed to read `{}`: {e}", from.display());
+    let read_err = |e: crate::error::Error| {
+        crate::error::Error::Invalid(format!("failed to read `{}`: {e}", from.display()))
+    };
     let mut write = |bytes: &[u8]| -> Result<()> {
         publ.update(bytes);
         published_bytes += bytes.len() as u64;
