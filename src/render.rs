@@ -111,7 +111,7 @@ impl Theme {
             }
         }
         tera.add_raw_templates(templates)
-            .map_err(|e| crate::error::Error::Invalid(format!("{}", tera_chain(&e))))
+            .map_err(|e| crate::error::Error::Invalid(tera_chain(&e)))
             .context("a theme template does not compile")?;
         let css = assets
             .iter()
