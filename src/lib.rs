@@ -20,11 +20,13 @@
 //! edge.
 //!
 //! The public API the binary and the fuzz tests use, and nothing more:
-//! [`cli::Cli`] and [`cli::run`] (the binary); [`error::describe`],
-//! [`error::exit_code`], [`error::is_broken_pipe`] and
+//! [`cli::Cli`] and [`cli::run`] (the binary); [`error::Error`] with
+//! [`error::Error::describe`], [`error::Error::exit_code`] and
+//! [`error::Error::is_broken_pipe`], [`error::Result`], and
 //! [`error::InputError`] (the binary's exit path; the fuzz tests judge an
-//! error by them); and the parsers and stages `tests/cli/fuzz.rs` calls
-//! in-process: [`campaign::load`], [`manifest::load`],
+//! error by its kind and the positioned errors in its chain); and the
+//! parsers and stages `tests/cli/fuzz.rs` calls in-process:
+//! [`campaign::load`], [`manifest::load`],
 //! [`manifest::load_file`], [`manifest::parse_json`],
 //! [`manifest::parse_sums`], [`manifest::sums_line`] with
 //! [`manifest::Format`], [`blocks::parse`] with [`blocks::ParseError`],
@@ -32,8 +34,9 @@
 //! types in their signatures are `pub` too (the compiler requires it; the
 //! block specs, `commit::Key` and `verify::Pin` stay unnameable outside,
 //! their modules private); of their fields only those the tests read or
-//! set are `pub`: `InputError`'s path, line and col, `Manifest::entries`,
-//! `Entry`'s path and sha256, and all of `BuildOptions`. Everything else
+//! set are `pub`: `Error`'s variants (their fields with them;
+//! `EvidenceFailed` is opaque), `InputError`'s path, line and col,
+//! `Manifest::entries`, `Entry`'s path and sha256, and all of `BuildOptions`. Everything else
 //! is `pub(crate)` or narrower, and `unreachable_pub` keeps it so.
 
 #![warn(unreachable_pub)]

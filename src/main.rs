@@ -17,15 +17,16 @@ fn main() -> ExitCode {
         }
     };
     // What is still buffered is written before exit, its errors seen.
-    let done = exhibit::cli::run(cli).and_then(|()| Ok(std::io::stdout().flush()?));
+    let done = exhibit::cli::run(cli)
+        .and_then(|()| std::io::stdout().flush().map_err(exhibit::error::Error::Os));
     match done {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output went away (`exhibit verify | head -1`):
         // nothing is wrong and nothing more needs saying, as in ripgrep.
-        Err(err) if exhibit::error::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("{}", exhibit::error::describe(&err));
-            ExitCode::from(exhibit::error::exit_code(&err))
+            eprintln!("{}", err.describe());
+            ExitCode::from(err.exit_code())
         }
     }
 }

@@ -1,16 +1,203 @@
-//! Error types that decide the exit code, and positioned input errors.
+//! The crate's one error type, whose kind decides the exit code, and
+//! positioned input errors.
 //!
-//! Everything that is not an [`EvidenceFailed`] is bad usage or bad input and
-//! exits 2; `EvidenceFailed` (a hash mismatch, a missing or unlisted file, a
-//! leak) exits 1. [`InputError`] carries a file and line:col and prints the
-//! offending source line with a caret, the way `just` reports errors.
+//! [`Error::Evidence`] (a hash mismatch, a missing or unlisted file, a
+//! leak, a failing check) exits 1; every other kind is bad usage or bad
+//! input and exits 2. [`InputError`] carries a file and line:col and prints
+//! the offending source line with a caret, the way `just` reports errors.
+//! [`Error::Context`] says what was being done and keeps its cause typed:
+//! it exits as its cause does, and prints as `what` with the cause below.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// The crate's result: [`Error`] unless told otherwise.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong, by the kind the exit code follows.
+#[derive(Debug)]
+pub enum Error {
+    /// Bad input at a file's line:col (exit 2).
+    Input(InputError),
+    /// The evidence did not hold (exit 1): a hash mismatch, a missing or
+    /// unlisted file, a refused file type, a leak, a failing consistency
+    /// check, an unmatched figure under `--strict`.
+    Evidence(EvidenceFailed),
+    /// An I/O operation on a known path failed (exit 2); prints as
+    /// "failed to {action} `{path}`" with the OS error as its cause.
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        source: std::io::Error,
+    },
+    /// An I/O error with no path to name: standard output, mostly (exit 2;
+    /// a closed pipe is no failure, see [`Error::is_broken_pipe`]).
+    Os(std::io::Error),
+    /// The command line asks for what cannot be done (exit 2).
+    Usage(String),
+    /// Bad input with no position to point at (exit 2).
+    Invalid(String),
+    /// What was being done when `source` went wrong: exits as `source`.
+    Context { what: String, source: Box<Error> },
+}
+
+impl Error {
+    /// The exit code this error ends the program with: 1 when the
+    /// evidence failed, 2 for bad usage or input.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Evidence(_) => 1,
+            Error::Context { source, .. } => source.exit_code(),
+            Error::Input(_)
+            | Error::Io { .. }
+            | Error::Os(_)
+            | Error::Usage(_)
+            | Error::Invalid(_) => 2,
+        }
+    }
+
+    /// The error comes from writing to a pipe whose reader has closed it.
+    pub fn is_broken_pipe(&self) -> bool {
+        match self {
+            Error::Io { source, .. } | Error::Os(source) => {
+                source.kind() == std::io::ErrorKind::BrokenPipe
+            }
+            Error::Context { source, .. } => source.is_broken_pipe(),
+            _ => false,
+        }
+    }
+
+    /// The error as the command line prints it: `error: ...` and its causes.
+    pub fn describe(&self) -> String {
+        let mut s = format!("error: {self}");
+        let mut cause = std::error::Error::source(self);
+        while let Some(c) = cause {
+            s.push_str(&format!("\n  caused by: {c}"));
+            cause = c.source();
+        }
+        s
+    }
+
+    /// This error as the cause of `what`.
+    pub(crate) fn context(self, what: impl Into<String>) -> Error {
+        Error::Context {
+            what: what.into(),
+            source: Box::new(self),
+        }
+    }
+
+    /// Another library's error as plain bad input, its causes kept as
+    /// causes (printed one a line, as they were).
+    pub(crate) fn foreign(e: &dyn std::error::Error) -> Error {
+        match e.source() {
+            Some(cause) => Error::foreign(cause).context(e.to_string()),
+            None => Error::Invalid(e.to_string()),
+        }
+    }
+
+    /// An I/O error on `path` while doing `action` ("read", "write"...).
+    pub(crate) fn io(path: &Path, action: &'static str, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.to_path_buf(),
+            action,
+            source,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Input(e) => e.fmt(f),
+            Error::Evidence(e) => e.fmt(f),
+            Error::Io { path, action, .. } => {
+                write!(f, "failed to {action} `{}`", path.display())
+            }
+            Error::Os(e) => e.fmt(f),
+            Error::Usage(m) | Error::Invalid(m) => f.write_str(m),
+            Error::Context { what, .. } => f.write_str(what),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            Error::Context { source, .. } => Some(&**source),
+            _ => None,
+        }
+    }
+}
+
+impl From<InputError> for Error {
+    fn from(e: InputError) -> Error {
+        Error::Input(e)
+    }
+}
+
+impl From<EvidenceFailed> for Error {
+    fn from(e: EvidenceFailed) -> Error {
+        Error::Evidence(e)
+    }
+}
+
+/// An I/O error where no path is known: a stream being read or decoded
+/// (its caller names the file), standard output.
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::Os(e)
+    }
+}
+
+/// Serializing a report, or a value's shape: the message and its causes.
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Error {
+        Error::foreign(&e)
+    }
+}
+
+/// A pattern that does not compile (a campaign's redaction rules).
+impl From<regex::Error> for Error {
+    fn from(e: regex::Error) -> Error {
+        Error::foreign(&e)
+    }
+}
+
+/// The preview's file watcher could not start or watch a folder.
+impl From<notify::Error> for Error {
+    fn from(e: notify::Error) -> Error {
+        Error::foreign(&e)
+    }
+}
+
+/// `return Err(Error::Invalid(format!(...)))`: bad input, no position.
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err($crate::error::Error::Invalid(format!($($arg)*)))
+    };
+}
+pub(crate) use bail;
+
+/// `.context(...)` on a result: its error becomes the cause of `what`.
+pub(crate) trait Context<T> {
+    fn context(self, what: impl Into<String>) -> Result<T>;
+    fn with_context(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T, E: Into<Error>> Context<T> for std::result::Result<T, E> {
+    fn context(self, what: impl Into<String>) -> Result<T> {
+        self.map_err(|e| e.into().context(what))
+    }
+
+    fn with_context(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|e| e.into().context(what()))
+    }
+}
+
 /// The evidence did not hold: the report names every bad file.
 #[derive(Debug)]
-pub(crate) struct EvidenceFailed {
+pub struct EvidenceFailed {
     pub(crate) report: String,
 }
 
@@ -179,37 +366,11 @@ fn floor_char_boundary(text: &str, mut i: usize) -> usize {
     i
 }
 
-/// Exit code for an error chain: 1 when the evidence failed, 2 otherwise.
-pub fn exit_code(err: &anyhow::Error) -> u8 {
-    if err.chain().any(|e| e.is::<EvidenceFailed>()) {
-        1
-    } else {
-        2
-    }
-}
-
-/// The error comes from writing to a pipe whose reader has closed it.
-pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    })
-}
-
 impl InputError {
     pub(crate) fn with_prefix(mut self, prefix: &str) -> Self {
         self.message = format!("{prefix}{}", self.message);
         self
     }
-}
-
-/// An error as the command line prints it: `error: ...` and its causes.
-pub fn describe(err: &anyhow::Error) -> String {
-    let mut s = format!("error: {err}");
-    for cause in err.chain().skip(1) {
-        s.push_str(&format!("\n  caused by: {cause}"));
-    }
-    s
 }
 
 #[cfg(test)]
@@ -238,5 +399,70 @@ mod tests {
         let shown = e.to_string();
         assert!(shown.contains("--> p.md:2:3"), "{shown}");
         assert!(shown.ends_with("  |   ^"), "{shown}");
+    }
+
+    fn io(kind: std::io::ErrorKind) -> std::io::Error {
+        std::io::Error::new(kind, "os says no")
+    }
+
+    #[test]
+    fn evidence_exits_1() {
+        let e = Error::from(EvidenceFailed {
+            report: "hash mismatch".into(),
+        });
+        assert_eq!(e.exit_code(), 1);
+        assert_eq!(e.describe(), "error: hash mismatch");
+    }
+
+    #[test]
+    fn input_exits_2() {
+        let e = Error::from(InputError::new(Path::new("c.json"), 3, 4, "bad"));
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(e.describe(), "error: bad\n  --> c.json:3:4");
+    }
+
+    #[test]
+    fn io_exits_2_with_its_cause_below() {
+        let e = Error::io(Path::new("a/b"), "read", io(std::io::ErrorKind::NotFound));
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.describe(),
+            "error: failed to read `a/b`\n  caused by: os says no"
+        );
+        assert!(!e.is_broken_pipe());
+    }
+
+    #[test]
+    fn os_exits_2_and_a_closed_pipe_is_seen() {
+        let e = Error::Os(io(std::io::ErrorKind::BrokenPipe));
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.is_broken_pipe());
+        assert!(e.context("printing").is_broken_pipe());
+    }
+
+    #[test]
+    fn usage_and_invalid_exit_2() {
+        assert_eq!(Error::Usage("no ROOT given".into()).exit_code(), 2);
+        assert_eq!(Error::Invalid("`x` is not a folder".into()).exit_code(), 2);
+    }
+
+    #[test]
+    fn context_exits_as_its_source() {
+        let evidence = Error::from(EvidenceFailed {
+            report: "leak".into(),
+        })
+        .context("in `p.md`")
+        .context("building");
+        assert_eq!(evidence.exit_code(), 1);
+        assert_eq!(
+            evidence.describe(),
+            "error: building\n  caused by: in `p.md`\n  caused by: leak"
+        );
+        let input = Error::Invalid("bad".into()).context("outer");
+        assert_eq!(input.exit_code(), 2);
+        let r: Result<()> = Err(InputError::new(Path::new("x"), 0, 0, "m")).context("c");
+        assert!(
+            matches!(r, Err(Error::Context { ref source, .. }) if matches!(**source, Error::Input(_)))
+        );
     }
 }

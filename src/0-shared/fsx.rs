@@ -2,35 +2,37 @@
 //! every read opens a regular file only (a named pipe, socket or device,
 //! also behind a symlink, is refused instead of waited on).
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Error, Result};
 use std::fs;
 use std::path::Path;
 
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut open(path)?, &mut bytes)
-        .with_context(|| format!("failed to read `{}`", path.display()))?;
+        .map_err(|e| Error::io(path, "read", e))?;
     Ok(bytes)
 }
 
 pub(crate) fn read_to_string(path: &Path) -> Result<String> {
     let bytes = read(path)?;
-    String::from_utf8(bytes).with_context(|| format!("`{}` is not valid UTF-8", path.display()))
+    String::from_utf8(bytes)
+        .map_err(|e| Error::Invalid(e.to_string()))
+        .with_context(|| format!("`{}` is not valid UTF-8", path.display()))
 }
 
 pub(crate) fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(parent) = path.parent() {
         create_dir_all(parent)?;
     }
-    fs::write(path, bytes).with_context(|| format!("failed to write `{}`", path.display()))
+    fs::write(path, bytes).map_err(|e| Error::io(path, "write", e))
 }
 
 pub(crate) fn create_dir_all(path: &Path) -> Result<()> {
-    fs::create_dir_all(path).with_context(|| format!("failed to create `{}`", path.display()))
+    fs::create_dir_all(path).map_err(|e| Error::io(path, "create", e))
 }
 
 pub(crate) fn remove_dir_all(path: &Path) -> Result<()> {
-    fs::remove_dir_all(path).with_context(|| format!("failed to remove `{}`", path.display()))
+    fs::remove_dir_all(path).map_err(|e| Error::io(path, "remove", e))
 }
 
 /// [`remove_dir_all`] on every core: for a site of thousands of files.
@@ -48,11 +50,11 @@ pub(crate) fn remove_tree(path: &Path) -> Result<()> {
         })?;
         fs::remove_dir(p)
     }
-    go(path).with_context(|| format!("failed to remove `{}`", path.display()))
+    go(path).map_err(|e| Error::io(path, "remove", e))
 }
 
 pub(crate) fn rename(from: &Path, to: &Path) -> Result<()> {
-    fs::rename(from, to).with_context(|| {
+    fs::rename(from, to).map_err(Error::Os).with_context(|| {
         format!(
             "failed to rename `{}` to `{}`",
             from.display(),
@@ -103,14 +105,14 @@ fn not_regular(meta: &fs::Metadata) -> Option<String> {
 }
 
 /// An error about `path`: a refused file type is evidence failing (exit 1).
-fn refusal(path: &Path, e: std::io::Error) -> anyhow::Error {
+fn refusal(path: &Path, e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::InvalidInput {
         crate::error::EvidenceFailed {
             report: format!("refusing `{}`: {e}", path.display()),
         }
         .into()
     } else {
-        anyhow::Error::new(e).context(format!("failed to open `{}`", path.display()))
+        Error::io(path, "open", e)
     }
 }
 
@@ -151,5 +153,5 @@ pub(crate) fn refuse_special(path: &Path) -> Result<()> {
 }
 
 pub(crate) fn canonicalize(path: &Path) -> Result<std::path::PathBuf> {
-    fs::canonicalize(path).with_context(|| format!("failed to resolve `{}`", path.display()))
+    fs::canonicalize(path).map_err(|e| Error::io(path, "resolve", e))
 }

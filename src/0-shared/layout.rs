@@ -4,7 +4,7 @@
 //! stages that read a site back ([`crate::verify`], [`crate::seal`],
 //! [`crate::serve`]) take them from here, not from each other.
 
-use anyhow::Result;
+use crate::error::Result;
 use std::path::{Path, PathBuf};
 
 /// Marks a folder as written by exhibit, so a build may replace it.
@@ -44,9 +44,9 @@ pub(crate) const OLD: &str = "exhibit-old";
 
 /// A hidden folder next to `out`: `.NAME.TAG`.
 pub(crate) fn sibling(out: &Path, tag: &str) -> Result<PathBuf> {
-    let name = out
-        .file_name()
-        .ok_or_else(|| anyhow::anyhow!("output `{}` has no folder name", out.display()))?;
+    let name = out.file_name().ok_or_else(|| {
+        crate::error::Error::Invalid(format!("output `{}` has no folder name", out.display()))
+    })?;
     Ok(parent_of(out).join(format!(".{}.{tag}", name.to_string_lossy())))
 }
 

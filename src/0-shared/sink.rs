@@ -3,7 +3,7 @@
 //! since the last build (by SHA-256), and only that is moved into the
 //! served folder, so one edit in a large campaign rewrites a few files.
 
-use anyhow::{Context, Result};
+use crate::error::Result;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -99,8 +99,7 @@ impl<'a> Sink<'a> {
             return Ok(false);
         }
         let path = self.path(rel)?;
-        std::fs::write(&path, bytes)
-            .with_context(|| format!("failed to write `{}`", path.display()))?;
+        std::fs::write(&path, bytes).map_err(|e| crate::error::Error::io(&path, "write", e))?;
         Ok(true)
     }
 
@@ -109,8 +108,9 @@ impl<'a> Sink<'a> {
     /// [`Sink::unchanged`] once known.
     pub(crate) fn create(&self, rel: &str) -> Result<Staged> {
         let path = self.path(rel)?;
-        let file = std::fs::File::create(&path)
-            .map_err(|e| anyhow::anyhow!("failed to create `{}`: {e}", path.display()))?;
+        let file = std::fs::File::create(&path).map_err(|e| {
+            crate::error::Error::Invalid(format!("failed to create `{}`: {e}", path.display()))
+        })?;
         Ok(Staged {
             out: std::io::BufWriter::new(file),
             path,
@@ -136,9 +136,7 @@ impl<'a> Sink<'a> {
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(e).with_context(|| format!("failed to remove `{}`", path.display()))
-                }
+                Err(e) => return Err(crate::error::Error::io(&path, "remove", e)),
             }
             let mut dir = path.parent();
             while let Some(d) = dir.filter(|d| *d != out) {
@@ -185,7 +183,7 @@ impl Staged {
         std::io::Write::flush(&mut self.out).map_err(|e| self.failed(e))
     }
 
-    fn failed(&self, e: std::io::Error) -> anyhow::Error {
-        anyhow::anyhow!("failed to write `{}`: {e}", self.path.display())
+    fn failed(&self, e: std::io::Error) -> crate::error::Error {
+        crate::error::Error::Invalid(format!("failed to write `{}`: {e}", self.path.display()))
     }
 }

@@ -2,7 +2,7 @@
 //! `campaign.json` into a checked [`Campaign`].
 
 use crate::error::InputError;
-use anyhow::{bail, Result};
+use crate::error::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -224,11 +224,13 @@ pub(crate) fn discover(root: &Path, skip: Option<&Path>) -> Result<Vec<Campaign>
         return Ok(vec![load(root)?]);
     }
     let mut dirs = Vec::new();
-    let entries = std::fs::read_dir(root)
-        .map_err(|e| anyhow::anyhow!("failed to list `{}`: {e}", root.display()))?;
+    let entries = std::fs::read_dir(root).map_err(|e| {
+        crate::error::Error::Invalid(format!("failed to list `{}`: {e}", root.display()))
+    })?;
     for entry in entries {
-        let entry =
-            entry.map_err(|e| anyhow::anyhow!("failed to list `{}`: {e}", root.display()))?;
+        let entry = entry.map_err(|e| {
+            crate::error::Error::Invalid(format!("failed to list `{}`: {e}", root.display()))
+        })?;
         let path = entry.path();
         if skip.is_some_and(|s| same_path(s, &path)) {
             continue;
@@ -294,7 +296,7 @@ pub fn load(dir: &Path) -> Result<Campaign> {
 
 /// Field checks serde cannot express; positioned at the field's key.
 fn check(path: &Path, text: &str, meta: &Meta) -> Result<()> {
-    let at = |key: &str, msg: String| -> anyhow::Error {
+    let at = |key: &str, msg: String| -> crate::error::Error {
         let offset = text.find(&format!("\"{key}\"")).unwrap_or(0);
         InputError::at_offset(path, text, offset, msg).into()
     };

@@ -2,7 +2,7 @@
 //! parsed into a list of expected (path, sha256, bytes) entries.
 
 use crate::error::InputError;
-use anyhow::{bail, Result};
+use crate::error::{bail, Result};
 use serde::{Deserialize, Deserializer};
 use std::path::Path;
 
@@ -145,7 +145,7 @@ pub fn parse_sums(path: &Path, text: &str) -> Result<Vec<Entry>> {
             continue;
         }
         let lineno = i + 1;
-        let err = |col: usize, msg: String| -> anyhow::Error {
+        let err = |col: usize, msg: String| -> crate::error::Error {
             let mut e = InputError::new(path, lineno, col, msg);
             e.source_line = Some(line.to_string());
             e.into()
@@ -301,7 +301,9 @@ mod tests {
     #[test]
     fn bad_hash_names_line() {
         let err = parse_sums(Path::new("S"), &format!("{H}  ok\nabc  bad\n")).unwrap_err();
-        let e = err.downcast_ref::<InputError>().unwrap();
+        let crate::error::Error::Input(e) = err else {
+            panic!("not positioned: {err}");
+        };
         assert_eq!(e.line, 2);
     }
 }

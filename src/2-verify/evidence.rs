@@ -226,7 +226,11 @@ pub(crate) fn campaign_options(dir: &Path) -> Options<'static> {
 
 /// Check `dir` against `manifest`. `exclude` lists relative paths that are
 /// neither listed nor to be reported (the manifest itself).
-pub(crate) fn verify(dir: &Path, manifest: Manifest, exclude: &[&str]) -> anyhow::Result<Evidence> {
+pub(crate) fn verify(
+    dir: &Path,
+    manifest: Manifest,
+    exclude: &[&str],
+) -> crate::error::Result<Evidence> {
     verify_within(
         dir,
         manifest,
@@ -242,7 +246,7 @@ pub(crate) fn verify_within(
     manifest: Manifest,
     exclude: &[&str],
     budget: &std::sync::atomic::AtomicU64,
-) -> anyhow::Result<Evidence> {
+) -> crate::error::Result<Evidence> {
     verify_with(dir, manifest, exclude, budget, &Options::default())
 }
 
@@ -254,7 +258,7 @@ pub(crate) fn verify_with(
     exclude: &[&str],
     budget: &std::sync::atomic::AtomicU64,
     opts: &Options,
-) -> anyhow::Result<Evidence> {
+) -> crate::error::Result<Evidence> {
     let mut disk = walk(dir, opts)?;
     add_listed_only(dir, &manifest, opts, &mut disk)?;
     let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
@@ -312,7 +316,7 @@ fn add_listed_only(
     manifest: &Manifest,
     opts: &Options,
     disk: &mut Disk,
-) -> anyhow::Result<()> {
+) -> crate::error::Result<()> {
     for e in &manifest.entries {
         let under_skipped = opts.listed_only.iter().any(|d| {
             e.path
@@ -752,7 +756,10 @@ fn io_reason(e: std::io::Error) -> String {
 /// Every entry under `dir`, by relative `/` path. Symlinks are not followed;
 /// one that resolves inside `dir` counts as a file only when `opts` lets it.
 /// Folders in `opts.listed_only` are not entered.
-fn walk(dir: &Path, opts: &Options) -> anyhow::Result<BTreeMap<String, (Kind, Option<String>)>> {
+fn walk(
+    dir: &Path,
+    opts: &Options,
+) -> crate::error::Result<BTreeMap<String, (Kind, Option<String>)>> {
     let root = canonical(dir)?;
     let mut out = BTreeMap::new();
     let skip = |e: &walkdir::DirEntry| {
@@ -776,7 +783,7 @@ fn walk(dir: &Path, opts: &Options) -> anyhow::Result<BTreeMap<String, (Kind, Op
                     .path()
                     .map(|p| p.display().to_string())
                     .unwrap_or_default();
-                anyhow::bail!("failed to list `{path}`: {e}");
+                crate::error::bail!("failed to list `{path}`: {e}");
             }
         };
         let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
@@ -806,7 +813,7 @@ fn walk(dir: &Path, opts: &Options) -> anyhow::Result<BTreeMap<String, (Kind, Op
     Ok(out)
 }
 
-fn canonical(dir: &Path) -> anyhow::Result<PathBuf> {
+fn canonical(dir: &Path) -> crate::error::Result<PathBuf> {
     crate::fsx::canonicalize(dir)
 }
 
@@ -845,13 +852,13 @@ impl Evidence {
 
     /// Read a verified file whole, re-checking its hash so that what is
     /// parsed is exactly what was verified.
-    pub(crate) fn read_verified(&self, rel: &str) -> anyhow::Result<Vec<u8>> {
+    pub(crate) fn read_verified(&self, rel: &str) -> crate::error::Result<Vec<u8>> {
         let path = self.dir.join(rel);
         let expected = self.verified_sha256(rel).ok_or_else(|| {
-            anyhow::anyhow!(
+            crate::error::Error::Invalid(format!(
                 "`{}` is not a verified file of the campaign",
                 path.display()
-            )
+            ))
         })?;
         if let Some(kept) = self.kept(rel) {
             return Ok(kept.to_vec());

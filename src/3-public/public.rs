@@ -5,11 +5,11 @@
 
 use crate::campaign::{self, Campaign};
 use crate::error::EvidenceFailed;
+use crate::error::Result;
 use crate::evidence::Evidence;
 use crate::hash::HashingReader;
 use crate::redact::{scan, Counts, Redactor};
 use crate::sink::Staged;
-use anyhow::Result;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -174,8 +174,9 @@ fn scan_input(
 /// its verified bytes is refused, so "clean" always means "these bytes".
 fn scan_verified(r: &Redactor, path: &Path, sha256: Option<&str>) -> Result<scan::Scanned> {
     let mut reader = HashingReader::new(crate::fsx::open(path)?);
-    let scanned = scan::scan_file_named(&r.detector, &mut reader, path)
-        .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))?;
+    let scanned = scan::scan_file_named(&r.detector, &mut reader, path).map_err(|e| {
+        crate::error::Error::Invalid(format!("failed to read `{}`: {e}", path.display()))
+    })?;
     if let Some(expected) = sha256 {
         // Read to the end, in case the scan stopped early (binary).
         reader.drain()?;
@@ -451,7 +452,9 @@ pub(crate) fn copy(
     let mut reader = HashingReader::new(source);
     let (mut publ, mut published_bytes) = (Sha256::new(), 0u64);
     let mut counts = Counts::new();
-    let read_err = |e: anyhow::Error| anyhow::anyhow!("failed to read `{}`: {e}", from.display());
+    let read_err = |e: crate::error::Error| {
+        crate::error::Error::Invalid(format!("failed to read `{}`: {e}", from.display()))
+    };
     let mut write = |bytes: &[u8]| -> Result<()> {
         publ.update(bytes);
         published_bytes += bytes.len() as u64;

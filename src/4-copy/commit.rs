@@ -10,7 +10,7 @@
 //! campaign recomputes it (`exhibit verify SITE --sealed CAMPAIGN`); nobody
 //! without the key can check a guess against it.
 
-use anyhow::{bail, Result};
+use crate::error::{bail, Result};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::path::Path;

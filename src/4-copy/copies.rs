@@ -7,12 +7,12 @@
 
 use crate::campaign::Campaign;
 use crate::commit::{Key, Sealed};
+use crate::error::Result;
 use crate::evidence::Evidence;
 use crate::manifest;
 use crate::public::{self, Copied, Mode, Public};
 use crate::redact::{Counts, Redactor};
 use crate::sink::Sink;
-use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;

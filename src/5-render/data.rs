@@ -5,11 +5,11 @@
 //! only, and redacted before any block sees it.
 
 use crate::error::InputError;
+use crate::error::Result;
 use crate::evidence::Evidence;
 use crate::formats::{self, Format};
 use crate::public::Public;
 use crate::redact::Redactor;
-use anyhow::Result;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -142,7 +142,7 @@ pub(crate) struct DataStore<'a> {
 /// positioned in the data file itself.
 pub(crate) enum LoadError {
     AtBlock(String),
-    Other(anyhow::Error),
+    Other(crate::error::Error),
 }
 
 impl<'a> DataStore<'a> {

@@ -3,7 +3,7 @@
 //! relative paths overrides any of them. Markdown never passes through tera:
 //! rendered page bodies are handed to the templates as finished HTML.
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use std::path::Path;
 use tera::Tera;
 
@@ -114,7 +114,7 @@ impl Theme {
             }
         }
         tera.add_raw_templates(templates)
-            .map_err(|e| anyhow::anyhow!("{}", tera_chain(&e)))
+            .map_err(|e| crate::error::Error::Invalid(tera_chain(&e)))
             .context("a theme template does not compile")?;
         let css = assets
             .iter()
@@ -130,9 +130,12 @@ impl Theme {
     }
 
     pub(crate) fn render(&self, template: &str, ctx: &tera::Context) -> Result<String> {
-        self.tera
-            .render(template, ctx)
-            .map_err(|e| anyhow::anyhow!("template `{template}` failed: {}", tera_chain(&e)))
+        self.tera.render(template, ctx).map_err(|e| {
+            crate::error::Error::Invalid(format!(
+                "template `{template}` failed: {}",
+                tera_chain(&e)
+            ))
+        })
     }
 }
 

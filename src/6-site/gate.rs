@@ -9,7 +9,7 @@
 //! script URL or, in older browsers, run script itself.
 
 use crate::error::EvidenceFailed;
-use anyhow::Result;
+use crate::error::Result;
 use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
 use html5gum::{Span, Tokenizer};
 use rayon::prelude::*;

@@ -2,7 +2,7 @@
 //! the pipeline. Prints results; errors go back to `main`.
 
 use crate::error::EvidenceFailed;
-use anyhow::Result;
+use crate::error::{Error, Result};
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
@@ -147,7 +147,7 @@ pub fn run(cli: Cli) -> Result<()> {
             let all = match sealed {
                 Some(sealed) => {
                     let key = crate::commit::Key::load(key_file.as_deref(), &[&sealed])?
-                        .ok_or_else(|| anyhow::anyhow!("`--sealed` checks keyed commitments: give the key with `--key-file FILE` (or EXHIBIT_KEY_FILE / EXHIBIT_KEY)"))?;
+                        .ok_or_else(|| Error::Usage("`--sealed` checks keyed commitments: give the key with `--key-file FILE` (or EXHIBIT_KEY_FILE / EXHIBIT_KEY)".into()))?;
                     vec![crate::verify::against_sealed(&path, &sealed, &key)?]
                 }
                 None => crate::verify::verify(&path, &expect)?,
@@ -244,9 +244,9 @@ fn default_root(root: Option<PathBuf>, command: &str) -> Result<PathBuf> {
         return Ok(sample);
     }
     if std::path::Path::new("campaign.json").is_file() {
-        anyhow::bail!(
+        return Err(Error::Usage(format!(
             "no ROOT given: this folder is a campaign, so name it and an output outside it: `exhibit {command} . -o ../site`"
-        );
+        )));
     }
     // A campaign one folder down (`exhibit new camp`, then `exhibit build`):
     // name it, rather than only say there is none here.
@@ -259,13 +259,13 @@ fn default_root(root: Option<PathBuf>, command: &str) -> Result<PathBuf> {
         .collect();
     below.sort();
     if let Some(first) = below.first() {
-        anyhow::bail!(
+        return Err(Error::Usage(format!(
             "no ROOT given and no campaign.json here; `{first}` holds a campaign: `exhibit {command} {first}`"
-        );
+        )));
     }
-    anyhow::bail!(
+    Err(Error::Usage(format!(
         "no ROOT given and no campaign here (no campaign.json): name a campaign folder, `exhibit {command} PATH`, or start one with `exhibit new PATH`"
-    )
+    )))
 }
 
 /// Write a command's report to stdout. A reader that stopped early (`| head`)

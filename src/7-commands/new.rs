@@ -3,7 +3,7 @@
 //! with a card, a table, a chart and a ledger over one small CSV file, and
 //! its manifest, sealed.
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use std::path::Path;
 
 /// campaign.json; `{id}` is filled with the folder's name (see [`id_for`]).
@@ -133,7 +133,7 @@ pub(crate) fn new_campaign(dir: &Path) -> Result<String> {
                 .next()
                 .is_none();
         if !empty {
-            anyhow::bail!(
+            crate::error::bail!(
                 "`{}` is not an empty folder: `exhibit new` writes a campaign only into a new or empty folder; name one that does not exist yet (`exhibit new my-campaign`)",
                 dir.display()
             );

@@ -2,9 +2,9 @@
 //! or show how the disk differs from an existing manifest.
 
 use crate::error::EvidenceFailed;
+use crate::error::{bail, Result};
 use crate::evidence::{self, Verdict};
 use crate::manifest::{self, Format, Manifest};
-use anyhow::{bail, Result};
 use std::path::Path;
 
 pub struct SealReport {

@@ -3,9 +3,9 @@
 
 use crate::commit::{Key, Sealed};
 use crate::copies::Commitment;
+use crate::error::{bail, Result};
 use crate::evidence::{self, Evidence, Verdict};
 use crate::manifest::{self, Format};
-use anyhow::{bail, Result};
 use serde::Serialize;
 use std::path::Path;
 
@@ -152,7 +152,9 @@ fn site(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
     let budget = std::sync::atomic::AtomicU64::new(evidence::KEEP_TOTAL);
     let root = evidence::verify_with(path, m, &[manifest::SUMS_NAME], &budget, &opts)?;
     let mut dirs: Vec<_> = std::fs::read_dir(path)
-        .map_err(|e| anyhow::anyhow!("failed to list `{}`: {e}", path.display()))?
+        .map_err(|e| {
+            crate::error::Error::Invalid(format!("failed to list `{}`: {e}", path.display()))
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join(manifest::SUMS_NAME).is_file())
         .collect();

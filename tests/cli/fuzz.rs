@@ -9,7 +9,7 @@
 //! reruns identically.
 
 use super::*;
-use exhibit::error::InputError;
+use exhibit::error::{Error, InputError};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -164,20 +164,31 @@ enum Outcome {
 /// `within`: the fuzzed file, or the campaign folder when the message may
 /// rightly point elsewhere in it (a missing data field is reported at the
 /// block that reads it).
-fn judge(err: anyhow::Error, within: &Path) -> Outcome {
-    if exhibit::error::exit_code(&err) == 1 {
+fn judge(err: Error, within: &Path) -> Outcome {
+    if err.exit_code() == 1 {
         return Outcome::Evidence;
     }
-    let positioned = err
-        .chain()
-        .filter_map(|e| e.downcast_ref::<InputError>())
-        .any(|e| {
-            (e.path.ends_with(within) || e.path.starts_with(within)) && e.line > 0 && e.col > 0
-        });
+    // The positioned errors in the chain: the error and the causes under
+    // its context wrappers.
+    let mut inputs: Vec<&InputError> = Vec::new();
+    let mut next = Some(&err);
+    while let Some(e) = next {
+        next = match e {
+            Error::Input(i) => {
+                inputs.push(i);
+                None
+            }
+            Error::Context { source, .. } => Some(source),
+            _ => None,
+        };
+    }
+    let positioned = inputs.iter().any(|e| {
+        (e.path.ends_with(within) || e.path.starts_with(within)) && e.line > 0 && e.col > 0
+    });
     if positioned {
         Outcome::Positioned
     } else {
-        Outcome::Unpositioned(exhibit::error::describe(&err))
+        Outcome::Unpositioned(err.describe())
     }
 }
 
@@ -399,7 +410,7 @@ fn build_mutant(work: &Path, src: &Path, rel: &str, text: &str) -> Outcome {
     copy_tree(src, &dir);
     std::fs::write(dir.join(rel), text).unwrap();
     if let Err(e) = exhibit::seal::seal(&dir, true) {
-        panic!("seal of a mutant failed: {}", exhibit::error::describe(&e));
+        panic!("seal of a mutant failed: {}", e.describe());
     }
     let opts = exhibit::site::BuildOptions {
         root: dir.clone(),

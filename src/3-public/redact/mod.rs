@@ -11,7 +11,7 @@ pub(crate) use policy::{check_pattern, Policy};
 mod rules;
 pub(crate) mod scan;
 
-use anyhow::Result;
+use crate::error::Result;
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Serialize;
 use serde_json::Value;

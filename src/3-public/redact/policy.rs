@@ -4,7 +4,7 @@
 //! applies it; [`crate::campaign`] only holds one.
 
 use crate::error::InputError;
-use anyhow::Result;
+use crate::error::Result;
 use regex::bytes::Regex;
 use serde::{Deserialize, Serialize};
 use std::path::Path;

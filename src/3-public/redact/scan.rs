@@ -4,7 +4,7 @@
 //! file:line:column and category, never the value.
 
 use super::{Category, Detector, Hit};
-use anyhow::Result;
+use crate::error::Result;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -641,10 +641,10 @@ fn scan_stream(
             let view = View::of(Path::new(&name));
             let window = zstd_window(&head);
             if kind == Kind::Zstd && window.is_none_or(|w| w > ZSTD_WINDOW) {
-                Err(anyhow::anyhow!(
+                Err(crate::error::Error::Invalid(format!(
                     "its zstd frame asks for a window over {} MiB",
                     ZSTD_WINDOW >> 20
-                ))
+                )))
             } else if kind == Kind::Gzip {
                 let mut d = flate2::read::MultiGzDecoder::new(reader);
                 scan_stream(det, &mut d, view, (&name, Some(&name)), depth + 1, out)
@@ -660,7 +660,7 @@ fn scan_stream(
                         }
                         Ok(())
                     }
-                    Err(e) => Err(anyhow::anyhow!("{e}")),
+                    Err(e) => Err(crate::error::Error::Invalid(format!("{e}"))),
                 }
             }
         }
@@ -778,14 +778,16 @@ pub(crate) fn scan_file_named(det: &Detector, reader: impl Read, path: &Path) ->
 }
 
 pub(crate) fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
-    let f = crate::fsx::open_regular(path)
-        .map_err(|e| anyhow::anyhow!("failed to open `{}`: {e}", path.display()))?;
+    let f = crate::fsx::open_regular(path).map_err(|e| {
+        crate::error::Error::Invalid(format!("failed to open `{}`: {e}", path.display()))
+    })?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    scan_named(det, f, View::of(path), &name)
-        .map_err(|e| anyhow::anyhow!("failed to read `{}`: {e}", path.display()))
+    scan_named(det, f, View::of(path), &name).map_err(|e| {
+        crate::error::Error::Invalid(format!("failed to read `{}`: {e}", path.display()))
+    })
 }
 
 /// Inline elements, whose tags a reader does not see as a break (names
@@ -953,8 +955,9 @@ pub(crate) fn scan_path_except(
         files.push((name, path.to_path_buf()));
     } else if path.is_dir() {
         for entry in walkdir::WalkDir::new(path) {
-            let entry =
-                entry.map_err(|e| anyhow::anyhow!("failed to walk `{}`: {e}", path.display()))?;
+            let entry = entry.map_err(|e| {
+                crate::error::Error::Invalid(format!("failed to walk `{}`: {e}", path.display()))
+            })?;
             if entry.file_type().is_file() {
                 let rel = entry.path().strip_prefix(path).unwrap_or(entry.path());
                 files.push((
@@ -969,7 +972,7 @@ pub(crate) fn scan_path_except(
         // comparing the file names of entries (parsed anew each time).
         files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     } else {
-        anyhow::bail!("`{}` does not exist", path.display());
+        crate::error::bail!("`{}` does not exist", path.display());
     }
     // Names are checked one by one only if one of them could hold a value.
     // (each also as an absolute path: see `names`).
@@ -1055,7 +1058,7 @@ pub(crate) fn scan_path_except(
 /// campaign.json at PATH, beside a file PATH, or one folder below PATH.
 pub(crate) fn scan_command(path: &Path) -> Result<Report> {
     if !path.exists() {
-        anyhow::bail!("`{}` does not exist", path.display());
+        crate::error::bail!("`{}` does not exist", path.display());
     }
     let mut metas = Vec::new();
     let base = if path.is_file() {
@@ -1065,8 +1068,9 @@ pub(crate) fn scan_command(path: &Path) -> Result<Report> {
     };
     metas.push(base.join(crate::campaign::META_NAME));
     if path.is_dir() {
-        let entries = std::fs::read_dir(path)
-            .map_err(|e| anyhow::anyhow!("failed to list `{}`: {e}", path.display()))?;
+        let entries = std::fs::read_dir(path).map_err(|e| {
+            crate::error::Error::Invalid(format!("failed to list `{}`: {e}", path.display()))
+        })?;
         let mut subs: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path().join(crate::campaign::META_NAME)))
             .collect();
@@ -1100,10 +1104,10 @@ fn load_policy(path: &Path) -> Result<super::Policy> {
         .map_err(|e| crate::error::InputError::json(path, &text, 0, &e))?;
     for p in &only.redaction.patterns {
         super::check_pattern(p).map_err(|e| {
-            anyhow::anyhow!(
+            crate::error::Error::Invalid(format!(
                 "{}: redaction pattern `{p}` is not a valid regex: {e}",
                 path.display()
-            )
+            ))
         })?;
     }
     Ok(only.redaction)

@@ -136,6 +136,7 @@ pub(crate) struct LedgerEntry {
     pub(crate) evidence: Option<String>,
 }
 
+#[allow(clippy::type_complexity)] // a tuple its one caller destructures
 pub(super) fn render(
     spec: &LedgerSpec,
     ctx: &Ctx,

@@ -85,7 +85,7 @@ pub(crate) enum Problem {
     /// Reported at the block's position in the page.
     Here(String),
     /// Already positioned elsewhere (in a data file).
-    Positioned(anyhow::Error),
+    Positioned(crate::error::Error),
 }
 
 impl From<LoadError> for Problem {

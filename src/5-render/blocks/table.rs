@@ -384,6 +384,7 @@ fn default_value() -> String {
     "value".into()
 }
 
+#[allow(clippy::type_complexity)] // a tuple its one caller destructures
 pub(super) fn render_keyvalue(
     spec: &KeyValueSpec,
     ctx: &Ctx,

@@ -141,7 +141,7 @@ fn closer<'a>(f: &Figure, a: Option<&'a Known>, b: Option<&'a Known>) -> Option<
 
 /// Unmatched figures printed as warnings; under `strict` (a campaign's or
 /// the build's) they fail the build instead (exit 1).
-pub(crate) fn report(all: &[Unmatched]) -> anyhow::Result<()> {
+pub(crate) fn report(all: &[Unmatched]) -> crate::error::Result<()> {
     let strict: Vec<&String> = all
         .iter()
         .filter(|u| u.strict)

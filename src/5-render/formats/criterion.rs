@@ -5,7 +5,7 @@
 //! benchmark's name and its per-iteration sample times.
 
 use super::{num, typed, Format, Parsed, Siblings};
-use anyhow::Result;
+use crate::error::Result;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

@@ -8,7 +8,7 @@
 
 use super::{num, Format, Parsed};
 use crate::error::InputError;
-use anyhow::Result;
+use crate::error::Result;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -154,7 +154,7 @@ fn number(s: &str) -> Option<Value> {
 }
 
 /// A csv error (a ragged row, bad UTF-8) at its position in the file.
-fn csv_error(file: &Path, text: &str, e: &csv::Error) -> anyhow::Error {
+fn csv_error(file: &Path, text: &str, e: &csv::Error) -> crate::error::Error {
     let at = |pos: &csv::Position| pos.byte() as usize;
     match e.kind() {
         csv::ErrorKind::UnequalLengths {
@@ -189,7 +189,7 @@ fn at_cell(
     index: usize,
     delimiter: u8,
     message: impl Into<String>,
-) -> anyhow::Error {
+) -> crate::error::Error {
     let raw = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
     let (mut seen, mut quoted, mut col) = (0, false, 1);
     for (i, b) in raw.bytes().enumerate() {

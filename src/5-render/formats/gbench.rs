@@ -6,7 +6,7 @@
 //! the same fields.
 
 use super::{typed, Format, Parsed};
-use anyhow::Result;
+use crate::error::Result;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::Path;

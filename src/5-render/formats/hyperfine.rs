@@ -4,7 +4,7 @@
 //! without `--ignore-failure`: that file is one failed record.
 
 use super::{num, record, typed, Format, Parsed};
-use anyhow::Result;
+use crate::error::Result;
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::Path;

@@ -19,7 +19,7 @@ mod pytest;
 mod serving;
 
 use crate::error::InputError;
-use anyhow::Result;
+use crate::error::Result;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! pytest-benchmark keeps.
 
 use super::{typed, Format, Parsed};
-use anyhow::Result;
+use crate::error::Result;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::Path;

@@ -7,7 +7,7 @@
 
 use super::{Format, Parsed};
 use crate::error::InputError;
-use anyhow::Result;
+use crate::error::Result;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,7 +5,7 @@
 use super::headings::heading_text;
 use super::table::MdTable;
 use super::{options, Renderer};
-use anyhow::Result;
+use crate::error::Result;
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Parser, Tag, TagEnd};
 use std::ops::Range;
 

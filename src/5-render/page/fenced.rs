@@ -6,9 +6,9 @@ use super::{BlockRecord, Renderer};
 use crate::blocks::{self, Block, Problem};
 use crate::data::{DataStore, LoadError};
 use crate::error::InputError;
+use crate::error::Result;
 use crate::expr::Slot;
 use crate::html::escape;
-use anyhow::Result;
 
 impl Renderer<'_> {
     pub(super) fn block(
@@ -229,7 +229,7 @@ pub(crate) enum RefError {
     /// To be reported where the reference is written.
     Here(String),
     /// Already positioned (in the data file).
-    Positioned(anyhow::Error),
+    Positioned(crate::error::Error),
 }
 
 /// Text whose inline references were replaced by their values.

@@ -2,7 +2,7 @@
 //! text's slug) and a table-of-contents entry; no other attribute.
 
 use super::{Heading, Renderer};
-use anyhow::Result;
+use crate::error::Result;
 use pulldown_cmark::{CowStr, Event, HeadingLevel, Tag, TagEnd};
 use std::ops::Range;
 

@@ -4,7 +4,7 @@
 //! published; links to anchors remembered for [`super::check_anchors`].
 
 use super::{Anchor, Renderer};
-use anyhow::Result;
+use crate::error::Result;
 
 impl Renderer<'_> {
     /// Would this link target be published as written? A target holding a

@@ -15,8 +15,8 @@ use crate::blocks::LedgerEntry;
 use crate::campaign::Campaign;
 use crate::data::DataStore;
 use crate::error::InputError;
+use crate::error::Result;
 use crate::evidence::Evidence;
-use anyhow::Result;
 use pulldown_cmark::{CowStr, Event, Options};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -231,7 +231,7 @@ pub(crate) fn render(
 }
 
 impl<'a> Renderer<'a> {
-    pub(super) fn err(&self, offset: usize, msg: impl Into<String>) -> anyhow::Error {
+    pub(super) fn err(&self, offset: usize, msg: impl Into<String>) -> crate::error::Error {
         InputError::at_offset(&self.path, self.text, offset, msg).into()
     }
 

@@ -6,11 +6,11 @@ use super::write::Site;
 use crate::blocks::LedgerEntry;
 use crate::campaign;
 use crate::copies;
+use crate::error::Result;
 use crate::manifest::Format as ManifestFormat;
 use crate::page::BlockRecord;
 use crate::redact::Counts;
 use crate::render::GENERATOR;
-use anyhow::Result;
 use serde::Serialize;
 
 #[derive(Serialize)]

@@ -3,9 +3,9 @@
 //! every page is rendered. One that fails stops the build (exit 1).
 
 use crate::campaign::{Campaign, Check, Operand, Relation, META_NAME};
+use crate::error::Result;
 use crate::error::{EvidenceFailed, InputError};
 use crate::page::{RefError, Refs};
-use anyhow::Result;
 use serde::Serialize;
 
 /// A check as audit.json records it: both sides as written and as read.
@@ -99,7 +99,7 @@ fn read(c: &Campaign, name: &str, o: &Operand, written: &Operand, refs: &Refs) -
         }
         Operand::Reference(r) => r,
     };
-    let at = |m: String| -> anyhow::Error {
+    let at = |m: String| -> crate::error::Error {
         let raw = match written {
             Operand::Reference(w) => w.as_str(),
             Operand::Number(_) => spec.as_str(),

@@ -4,11 +4,11 @@
 //! build, so the same input gives the same bytes.
 
 use super::nav::Header;
+use crate::error::Result;
 use crate::evidence::Evidence;
 use crate::page::{self, Page};
 use crate::public::Public;
 use crate::render::{Theme, GENERATOR};
-use anyhow::Result;
 use regex::Regex;
 use serde::Serialize;
 use std::sync::{Arc, OnceLock};

@@ -6,10 +6,10 @@
 use super::{BuildCache, BuildOptions, BuildReport};
 use crate::campaign::{self, Campaign};
 use crate::error::EvidenceFailed;
+use crate::error::{bail, Result};
 use crate::evidence::{self, Edit, Evidence, HashCache};
 use crate::manifest;
 use crate::render::Theme;
-use anyhow::{bail, Result};
 use std::path::PathBuf;
 
 /// What the load stage hands on.
@@ -24,8 +24,12 @@ pub(super) struct Loaded {
 /// OUT nor held by it, with the manifest hashes `--expect` pins.
 pub(super) fn load(opts: &BuildOptions) -> Result<Loaded> {
     let out_abs = super::staging::absolute(&opts.out)?;
-    let root_abs = crate::fsx::canonicalize(&opts.root)
-        .map_err(|_| anyhow::anyhow!("campaign folder `{}` does not exist", opts.root.display()))?;
+    let root_abs = crate::fsx::canonicalize(&opts.root).map_err(|_| {
+        crate::error::Error::Invalid(format!(
+            "campaign folder `{}` does not exist",
+            opts.root.display()
+        ))
+    })?;
     if root_abs.starts_with(&out_abs) {
         bail!(
             "output `{}` would replace the input `{}`; choose another output folder",

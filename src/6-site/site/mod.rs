@@ -26,10 +26,10 @@ pub(crate) use crate::layout::MARKER;
 pub(crate) use cache::BuildCache;
 
 use crate::copies::{self, Copies};
+use crate::error::Result;
 use crate::public::Public;
 use crate::redact::{Detector, Redactor};
 use crate::sink::Sink;
-use anyhow::Result;
 use std::path::PathBuf;
 
 pub struct BuildOptions {

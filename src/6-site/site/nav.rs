@@ -50,7 +50,7 @@ impl Header {
         p: &Public,
         refs: &crate::page::Refs,
         pages: Vec<String>,
-    ) -> anyhow::Result<(Header, PageFigures)> {
+    ) -> crate::error::Result<(Header, PageFigures)> {
         let lines = Lines::new(&c.text);
         let det = &refs.store.redactor.detector;
         let mut figures = PageFigures::default();
@@ -60,7 +60,7 @@ impl Header {
             figures
                 .typed
                 .extend(typed_in_meta(&lines, det, key, original));
-            anyhow::Ok(crate::claims::unmark(&e.text).into_owned())
+            Ok::<_, crate::error::Error>(crate::claims::unmark(&e.text).into_owned())
         };
         let (m, o) = (&p.meta, &c.meta);
         let header = Header {

@@ -9,6 +9,7 @@ use super::nav::{base_context, Header};
 use crate::blocks::LedgerEntry;
 use crate::copies::Copies;
 use crate::data::DataStore;
+use crate::error::Result;
 use crate::evidence::Evidence;
 use crate::layout;
 use crate::page::{self, BlockRecord, Page};
@@ -16,7 +17,6 @@ use crate::public::Public;
 use crate::redact::{scan, Detector, Redactor};
 use crate::render::Theme;
 use crate::sink::Sink;
-use anyhow::Result;
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -360,7 +360,7 @@ impl Target<'_> {
 fn refuse_literal_references(page: &str, html: &str) -> Result<()> {
     match page::unresolved(html) {
         None => Ok(()),
-        Some(literal) => anyhow::bail!(
+        Some(literal) => crate::error::bail!(
             "`{page}` would publish the reference {literal} as text instead of its value; write references where they are resolved (see FORMAT.md, Inline references)"
         ),
     }

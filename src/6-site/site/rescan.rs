@@ -4,8 +4,8 @@
 
 use super::write::Written;
 use crate::error::EvidenceFailed;
+use crate::error::Result;
 use crate::redact::{scan, Redactor};
-use anyhow::Result;
 use std::path::Path;
 
 /// Where a private value was found in the written site (sorted by file,

@@ -2,9 +2,9 @@
 //! beside OUT, removed on every way out (an error or a panic) unless it
 //! was swapped in whole, or, in the preview, its changes moved into OUT.
 
+use crate::error::{bail, Result};
 use crate::layout;
 use crate::sink::{Files, Sink};
-use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
 /// The staging folder; removed when dropped unless published.
@@ -89,11 +89,14 @@ pub(super) fn absolute(p: &Path) -> Result<PathBuf> {
     if let Ok(c) = p.canonicalize() {
         return Ok(c);
     }
-    let name = p
-        .file_name()
-        .ok_or_else(|| anyhow::anyhow!("`{}` has no folder name", p.display()))?;
-    let parent = layout::parent_of(p)
-        .canonicalize()
-        .map_err(|_| anyhow::anyhow!("the folder holding `{}` does not exist", p.display()))?;
+    let name = p.file_name().ok_or_else(|| {
+        crate::error::Error::Invalid(format!("`{}` has no folder name", p.display()))
+    })?;
+    let parent = layout::parent_of(p).canonicalize().map_err(|_| {
+        crate::error::Error::Invalid(format!(
+            "the folder holding `{}` does not exist",
+            p.display()
+        ))
+    })?;
     Ok(parent.join(name))
 }

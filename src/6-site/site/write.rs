@@ -8,6 +8,7 @@ use super::pages::Rendered;
 use crate::campaign::{self, Campaign};
 use crate::copies::{self, Copies};
 use crate::error::InputError;
+use crate::error::Result;
 use crate::evidence::Evidence;
 use crate::layout;
 use crate::manifest;
@@ -15,7 +16,6 @@ use crate::public::{self, Public};
 use crate::redact::scan;
 use crate::render::Theme;
 use crate::sink::Sink;
-use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -143,7 +143,7 @@ impl Site<'_> {
         // The pages show the digest of what the render stage knew: it must
         // be the one this SHA256SUMS gives by the documented rule.
         if super::digest::of_sums(&sums) != rendered.digest {
-            anyhow::bail!("internal error: the publication digest of `{id}` shown on its pages is not the one its SHA256SUMS gives");
+            crate::error::bail!("internal error: the publication digest of `{id}` shown on its pages is not the one its SHA256SUMS gives");
         }
         let audit = self.audit(
             i,

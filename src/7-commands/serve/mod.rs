@@ -8,8 +8,8 @@
 mod http;
 mod net;
 
+use crate::error::{Context, Result};
 use crate::site::{self, BuildOptions};
-use anyhow::{Context, Result};
 use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, NoCache};
 use std::net::{IpAddr, TcpListener};
@@ -114,7 +114,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> Result<()> {
 
     loop {
         let Ok(paths) = rx.recv() else {
-            anyhow::bail!("the file watcher stopped");
+            crate::error::bail!("the file watcher stopped");
         };
         let mut relevant = paths.iter().any(|p| counts(p));
         // What arrived while the last build ran is one more edit, not many.
@@ -241,7 +241,7 @@ fn rebuild(
             });
         }
         Err(err) => {
-            let text = crate::error::describe(&err);
+            let text = err.describe();
             eprintln!("{text}");
             eprintln!("(still serving the last good build)");
             let shown = redactor.redact(&text).into_owned();
@@ -346,7 +346,7 @@ fn bind(addr: IpAddr, port: u16) -> Result<(TcpListener, u16)> {
             break;
         }
     }
-    anyhow::bail!(
+    crate::error::bail!(
         "no free port from {port} to {} on {addr}: {}",
         port.saturating_add(100),
         last.map(|e| e.to_string()).unwrap_or_default()
