@@ -48,7 +48,8 @@ for line in sys.stdin:
         continue
     n, mb, r = int(m[1]), int(m[2]), float(m[3])
     cap = 48 if n <= 1000 else 150
-    print(f"N={n}: spread exhibit {spread(n, \"ex\")}, hugo {spread(n, \"hugo\")}")
+    ex, hu = spread(n, "ex"), spread(n, "hugo")
+    print(f"N={n}: spread exhibit {ex}, hugo {hu}")
     print(f"N={n}: ex/hugo {r:.3f} (target <= 0.20: {ok(r <= 0.20)}); "
           f"peak {mb} MB (target < {cap}: {ok(mb < cap)})")
 ' "$shim"
