@@ -32,7 +32,7 @@ fi
 exec "$py" "\$@"
 SH
 chmod +x "$shim/python3"
-PATH="$shim:$PATH" bash "$script" "$bin" "$@" | tee /dev/stderr | "$py" -c '
+PATH="$shim:$PATH" bash "$script" "$bin" "$@" | "$py" -c '
 import os, re, sys
 shim = sys.argv[1]
 ok = lambda b: "PASS" if b else "FAIL"
@@ -43,6 +43,7 @@ def spread(n, tool):
     r = [float(l.split()[0]) for l in open(p) if l.strip() and l[0].isdigit()]
     return f"{min(r):.3f}-{max(r):.3f}s over {len(r)} runs" if r else "spread n/a"
 for line in sys.stdin:
+    print(line, end="", flush=True)
     m = re.match(r"N=(\d+): exhibit [\d.]+s (\d+)MB .* ex/hugo ([\d.]+)", line)
     if not m:
         continue
