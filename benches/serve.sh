@@ -6,8 +6,10 @@
 #   (b) a generated campaign of 200 pages (benches/gen-campaign.py), editing
 #       one page's Markdown;
 #   (c) the same with 1,000 pages (each with a table and a chart).
-# Each edit is timed from just before the write to the arrival of the
-# `reload` event (debounce + rebuild + notification); EDITS edits per case,
+# The event request names the host with its port, as a browser does (the
+# preview refuses any other Host). Each edit is timed from just before the
+# write to the arrival of the `reload` event (debounce + rebuild +
+# notification); EDITS edits per case,
 # median, 90th percentile and spread (min-max) printed.
 #   benches/serve.sh [EDITS]                  (default 20)
 #   EXHIBIT=/abs/path/to/exhibit benches/serve.sh   (skip the cargo build)
@@ -47,14 +49,14 @@ def case(name, root, target, edit):
                 url = line.split(" at ")[1].strip()
         host, port = url.split("//")[1].rstrip("/").split(":")
         sse = socket.create_connection((host, int(port)))
-        sse.sendall(f"GET /__exhibit/events?since=0 HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        sse.sendall(f"GET /__exhibit/events?since=0 HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
         buf = b""
         def next_reload():
             nonlocal buf
             while b"event: reload" not in buf:
                 chunk = sse.recv(65536)
                 if not chunk:
-                    sys.exit(f"{name}: event stream closed")
+                    sys.exit(f"{name}: event stream closed: {buf[:300]!r}")
                 buf += chunk
             buf = buf[buf.index(b"event: reload") + 13:]
         next_reload()  # since=0: the current build announces itself
