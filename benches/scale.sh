@@ -99,7 +99,7 @@ rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 w = [r[0] for r in rows]
 print(f"  wall {statistics.median(w):.3f} s (median; {min(w):.3f}-{max(w):.3f}), peak {max(r[1] for r in rows) / 1024:.1f} MB")
 PY
-EXHIBIT_TIMINGS=1 "$bin" build "$work/charts" -o "$work/charts-out" 2>&1 >/dev/null | sed 's/^timing: /  stage /'
+EXHIBIT_TIMINGS=1 "$bin" build "$work/charts" -o "$work/charts-out" 2>&1 >/dev/null | sed -n 's/^timing: /  stage /p'
 if command -v perf >/dev/null; then
   perf record -q -F 2000 -g -o "$work/perf.data" "$bin" build "$work/charts" -o "$work/charts-out" >/dev/null 2>&1 || true
   echo "  profile, top entries by own time (perf):"
@@ -120,7 +120,7 @@ rate = gb / float(wall)
 print(f"  {gb:.2f} GB of logs; build {float(wall):.2f} s, peak {int(rss) / 1024:.1f} MB")
 print(f"  end to end {rate:.3f} GB/s (issue 21 target >= 0.5: {'PASS' if rate >= 0.5 else 'FAIL'}; one build)")
 for stage, what in [("verify", "verify (SHA-256, both cores)"), ("scan", "input scan for private values"),
-                    ("copy", "redacting copy"), ("write", "page writes"), ("rescan", "output rescan")]:
+                    ("copy", "redacting copy"), ("rescan", "output rescan")]:
     ms = stages.get(stage)
     if ms:
         print(f"  {what:34} {ms / 1000:6.2f} s  {gb / (ms / 1000):5.2f} GB/s")
