@@ -6,15 +6,22 @@
 #   (b) 10,000 files of 4-64 KiB (about 350 MB)
 # Every tool checks the same SHA256SUMS (written by coreutils); openssl only
 # hashes, as the fastest single-stream baseline. Wall time is the median of
-# RUNS runs; memory is the peak RSS over them (GNU time's %M).
+# RUNS runs, the tools taking turns run by run (load on the machine hits
+# them alike), with the spread (min-max); memory is the peak RSS over them
+# (GNU time's %M).
 #   benches/verify.sh [RUNS]     (default 3)
-# Targets (issue: hash audit): (b) exhibit/sha256sum <= 0.2;
-# (a) exhibit/openssl <= 1.1; peak memory under 40 MB in both.
+#   EXHIBIT=/abs/path/to/exhibit benches/verify.sh   (skip the cargo build)
+# Targets (issue 21, "Speed v2"): (b) exhibit/sha256sum -c <= 0.15, exhibit
+# peak memory under 40 MB. Earlier issue's targets (hash audit), still
+# printed: (b) exhibit/sha256sum <= 0.2; (a) exhibit/openssl <= 1.1; peak
+# memory under 40 MB in (a).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
-cargo build --release --quiet
-bin=$PWD/target/release/exhibit
+bin=${EXHIBIT:-$PWD/target/release/exhibit}
+if [ -z "${EXHIBIT:-}" ]; then
+  cargo build --release --quiet
+fi
 work=$(mktemp -d /dev/shm/exhibit-verify.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" <<'PY'
@@ -39,19 +46,28 @@ python3 - "$bin" "$work" "$runs" <<'PY'
 import statistics, subprocess, sys, time
 binary, work, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
-def measure(cmd, cwd):
-    walls, peak = [], 0
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        p = subprocess.run(["/usr/bin/time", "-f", "%M", "sh", "-c", cmd], cwd=cwd,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        walls.append(time.perf_counter() - t0)
-        if p.returncode != 0:
-            sys.exit(f"failed: {cmd}\n{p.stderr}")
-        peak = max(peak, int(p.stderr.strip().splitlines()[-1]))
-    return statistics.median(walls), peak / 1024
+def once(cmd, cwd):
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", "sh", "-c", cmd], cwd=cwd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit(f"failed: {cmd}\n{p.stderr}")
+    return wall, int(p.stderr.strip().splitlines()[-1])
 
-rows = {}
+def measure(tools, cwd):
+    """Each tool once per round, RUNS rounds; per tool the median wall,
+    min, max and the peak RSS in MB."""
+    walls = {t: [] for t in tools}
+    peaks = {t: 0 for t in tools}
+    for _ in range(runs):
+        for tool, cmd in tools.items():
+            wall, kb = once(cmd, cwd)
+            walls[tool].append(wall)
+            peaks[tool] = max(peaks[tool], kb)
+    return {t: (statistics.median(w), min(w), max(w), peaks[t] / 1024) for t, w in walls.items()}
+
+rows, mems = {}, {}
 for name, d, size in [("a", "one", 1 << 30), ("b", "many", None)]:
     cwd = f"{work}/{d}"
     if size is None:
@@ -64,12 +80,16 @@ for name, d, size in [("a", "one", 1 << 30), ("b", "many", None)]:
         "openssl dgst": "find . -type f ! -name SHA256SUMS -print0 | xargs -0 openssl dgst -sha256",
     }
     print(f"({name}) {d}: {size / 1e6:,.0f} MB")
-    for tool, cmd in tools.items():
-        wall, mem = measure(cmd, cwd)
+    for tool, (wall, lo, hi, mem) in measure(tools, cwd).items():
         rows[(name, tool)] = wall
-        print(f"  {tool:<16} {wall:7.3f} s  {size / wall / 1e9:5.2f} GB/s  peak {mem:6.1f} MB")
+        mems[(name, tool)] = mem
+        print(f"  {tool:<16} {wall:7.3f} s ({lo:.3f}-{hi:.3f})  {size / wall / 1e9:5.2f} GB/s  peak {mem:6.1f} MB")
 ra = rows[("a", "exhibit verify")] / rows[("a", "openssl dgst")]
 rb = rows[("b", "exhibit verify")] / rows[("b", "sha256sum -c")]
-print(f"ratio (a) exhibit/openssl:   {ra:.2f}  (target <= 1.1: {'PASS' if ra <= 1.1 else 'FAIL'})")
-print(f"ratio (b) exhibit/sha256sum: {rb:.2f}  (target <= 0.2: {'PASS' if rb <= 0.2 else 'FAIL'})")
+ok = lambda b: "PASS" if b else "FAIL"
+mb, ma = mems[("b", "exhibit verify")], mems[("a", "exhibit verify")]
+print(f"issue 21: (b) exhibit/sha256sum -c {rb:.3f} (target <= 0.15: {ok(rb <= 0.15)}); "
+      f"exhibit peak {mb:.1f} MB (target < 40: {ok(mb < 40)})")
+print(f"earlier issue: (b) exhibit/sha256sum {rb:.3f} (target <= 0.2: {ok(rb <= 0.2)}); "
+      f"(a) exhibit/openssl {ra:.3f} (target <= 1.1: {ok(ra <= 1.1)}); (a) exhibit peak {ma:.1f} MB (< 40: {ok(ma < 40)})")
 PY
