@@ -1,12 +1,10 @@
 //! `ledger` blocks (retained failures) and `manifest` blocks (every file
 //! with its verification verdict).
 
-use super::{Ctx, DataText, Problem};
-use crate::data::Source;
+use super::{Ctx, DataText, Problem, Rendered};
 use crate::expr::{Ref, Template};
 use crate::html::escape;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -136,11 +134,7 @@ pub(crate) struct LedgerEntry {
     pub(crate) evidence: Option<String>,
 }
 
-#[allow(clippy::type_complexity)] // a tuple its one caller destructures
-pub(super) fn render(
-    spec: &LedgerSpec,
-    ctx: &Ctx,
-) -> Result<(String, Arc<Source>, Vec<LedgerEntry>, Vec<DataText>), Problem> {
+pub(super) fn render(spec: &LedgerSpec, ctx: &Ctx) -> Result<Rendered, Problem> {
     let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     let records = source.records(spec.pointer.as_deref())?;
     let mut entries = Vec::with_capacity(records.items.len());
@@ -191,7 +185,13 @@ pub(super) fn render(
     html.push_str(&entries_table(&entries));
     html.push_str(&ctx.source_note(&source));
     html.push_str("</figure>");
-    Ok((html, source, entries, typed))
+    Ok(Rendered {
+        html,
+        source: Some(source),
+        ledger: entries,
+        downloads: Vec::new(),
+        data_texts: typed,
+    })
 }
 
 /// The ledger table, shared with the campaign's ledger page.

@@ -221,13 +221,7 @@ pub(crate) fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
     };
     Ok(match block {
         Block::Card(spec) => plain(card::render(spec, ctx)?),
-        Block::KeyValue(spec) => {
-            let (html, source, downloads, data_texts) = table::render_keyvalue(spec, ctx)?;
-            Rendered {
-                data_texts,
-                ..with_data((html, source, downloads))
-            }
-        }
+        Block::KeyValue(spec) => table::render_keyvalue(spec, ctx)?,
         Block::Table(spec) => with_data(table::render(spec, ctx)?),
         Block::Chart(spec) => {
             // Title and caption resolved here, so the chart draws text.
@@ -238,16 +232,7 @@ pub(crate) fn render(block: &Block, ctx: &Ctx) -> Result<Rendered, Problem> {
             };
             with_data(chart::render(&spec, ctx)?)
         }
-        Block::Ledger(spec) => {
-            let (html, source, ledger, data_texts) = ledger::render(spec, ctx)?;
-            Rendered {
-                html,
-                source: Some(source),
-                ledger,
-                downloads: Vec::new(),
-                data_texts,
-            }
-        }
+        Block::Ledger(spec) => ledger::render(spec, ctx)?,
         Block::Manifest(spec) => Rendered {
             html: ledger::render_manifest(spec, ctx),
             source: None,

@@ -2,7 +2,7 @@
 //! and derived columns.
 
 use super::export::{Download, Export};
-use super::{at_record, at_record_problem, Ctx, DataText, Problem};
+use super::{at_record, at_record_problem, Ctx, DataText, Problem, Rendered};
 use crate::data::{Records, Source};
 use crate::expr::{Env, Expr, Format, Op, Ref, Scalar, Template};
 use crate::html::escape;
@@ -384,11 +384,7 @@ fn default_value() -> String {
     "value".into()
 }
 
-#[allow(clippy::type_complexity)] // a tuple its one caller destructures
-pub(super) fn render_keyvalue(
-    spec: &KeyValueSpec,
-    ctx: &Ctx,
-) -> Result<(String, Arc<Source>, Vec<Download>, Vec<DataText>), Problem> {
+pub(super) fn render_keyvalue(spec: &KeyValueSpec, ctx: &Ctx) -> Result<Rendered, Problem> {
     let source = ctx.store.load_as(&spec.source, spec.format.as_deref())?;
     let records = source.records(spec.pointer.as_deref())?;
     let mut typed = Vec::new();
@@ -438,5 +434,11 @@ pub(super) fn render_keyvalue(
     html.push_str(&links);
     html.push_str(&ctx.source_note(&source));
     html.push_str("</figure>");
-    Ok((html, source, downloads, typed))
+    Ok(Rendered {
+        html,
+        source: Some(source),
+        ledger: Vec::new(),
+        downloads,
+        data_texts: typed,
+    })
 }
