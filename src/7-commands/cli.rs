@@ -5,7 +5,7 @@ use crate::error::EvidenceFailed;
 use crate::error::{Error, Result};
 use clap::{Parser, Subcommand};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -116,26 +116,16 @@ pub fn run(cli: Cli) -> Result<()> {
         } => {
             let root = default_root(root, "build")?;
             let key = crate::commit::Key::load(key_file.as_deref(), &[&root])?;
-            let report = crate::site::build(&crate::site::BuildOptions {
+            build(crate::site::BuildOptions {
                 root,
-                out: out.clone(),
+                out,
                 theme,
                 preview: false,
                 single_file,
                 key,
                 expect,
                 strict,
-            })?;
-            writeln!(
-                std::io::stdout(),
-                "built {} campaign{} ({} pages, {} files verified) into {}",
-                report.campaigns,
-                if report.campaigns == 1 { "" } else { "s" },
-                report.pages,
-                report.files,
-                out.display()
-            )?;
-            Ok(())
+            })
         }
         Command::Verify {
             path,
@@ -143,69 +133,12 @@ pub fn run(cli: Cli) -> Result<()> {
             expect,
             sealed,
             key_file,
-        } => {
-            let all = match sealed {
-                Some(sealed) => {
-                    let key = crate::commit::Key::load(key_file.as_deref(), &[&sealed])?
-                        .ok_or_else(|| Error::Usage("`--sealed` checks keyed commitments: give the key with `--key-file FILE` (or EXHIBIT_KEY_FILE / EXHIBIT_KEY)".into()))?;
-                    vec![crate::verify::against_sealed(&path, &sealed, &key)?]
-                }
-                None => crate::verify::verify(&path, &expect)?,
-            };
-            let text = if json {
-                crate::verify::to_json(&all)?
-            } else {
-                crate::verify::to_text(&all)
-            };
-            // The verdict outranks the pipe: a failed verification read
-            // through `| head` still exits 1.
-            let printed = emit(&text);
-            if all.iter().all(|e| e.all_ok()) {
-                Ok(printed?)
-            } else {
-                let summary: Vec<String> = all.iter().map(|e| e.summary()).collect();
-                Err(EvidenceFailed {
-                    report: format!("verification failed: {}", summary.join("; ")),
-                }
-                .into())
-            }
-        }
+        } => verify(&path, json, &expect, sealed.as_deref(), key_file.as_deref()),
         Command::Scan {
             path,
             json,
             print_pattern,
-        } => {
-            if print_pattern {
-                writeln!(std::io::stdout(), "{}", crate::redact::builtin_pattern())?;
-                return Ok(());
-            }
-            let path = path.expect("clap requires PATH without --print-pattern");
-            let report = crate::redact::scan::scan_command(&path)?;
-            let text = if json {
-                report.to_json()?
-            } else {
-                report.to_text()
-            };
-            let printed = emit(&text);
-            if report.clean() {
-                Ok(printed?)
-            } else {
-                let plural = |n: usize| if n == 1 { "" } else { "s" };
-                let (found, skipped) = (report.findings.len(), report.skipped.len());
-                let mut what = Vec::new();
-                if found > 0 {
-                    what.push(format!("{found} private value{} found", plural(found)));
-                }
-                // Content not scanned is never reported clean.
-                if skipped > 0 {
-                    what.push(format!("{skipped} part{} not scanned", plural(skipped)));
-                }
-                Err(EvidenceFailed {
-                    report: format!("{} in `{}`", what.join(", "), path.display()),
-                }
-                .into())
-            }
-        }
+        } => scan(path, json, print_pattern),
         Command::Serve {
             root,
             theme,
@@ -230,6 +163,90 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `exhibit build`: the site, and one line saying what was built.
+fn build(opts: crate::site::BuildOptions) -> Result<()> {
+    let report = crate::site::build(&opts)?;
+    writeln!(
+        std::io::stdout(),
+        "built {} campaign{} ({} pages, {} files verified) into {}",
+        report.campaigns,
+        if report.campaigns == 1 { "" } else { "s" },
+        report.pages,
+        report.files,
+        opts.out.display()
+    )?;
+    Ok(())
+}
+
+/// `exhibit verify`: every campaign's verdicts printed (text or JSON);
+/// exit 1 when any file failed.
+fn verify(
+    path: &Path,
+    json: bool,
+    expect: &[crate::verify::Pin],
+    sealed: Option<&Path>,
+    key_file: Option<&Path>,
+) -> Result<()> {
+    let all = match sealed {
+        Some(sealed) => {
+            let key = crate::commit::Key::load(key_file, &[sealed])?
+                .ok_or_else(|| Error::Usage("`--sealed` checks keyed commitments: give the key with `--key-file FILE` (or EXHIBIT_KEY_FILE / EXHIBIT_KEY)".into()))?;
+            vec![crate::verify::against_sealed(path, sealed, &key)?]
+        }
+        None => crate::verify::verify(path, expect)?,
+    };
+    let text = if json {
+        crate::verify::to_json(&all)?
+    } else {
+        crate::verify::to_text(&all)
+    };
+    // The verdict outranks the pipe: a failed verification read
+    // through `| head` still exits 1.
+    let printed = emit(&text);
+    if all.iter().all(|e| e.all_ok()) {
+        return Ok(printed?);
+    }
+    let summary: Vec<String> = all.iter().map(|e| e.summary()).collect();
+    Err(EvidenceFailed {
+        report: format!("verification failed: {}", summary.join("; ")),
+    }
+    .into())
+}
+
+/// `exhibit scan`: the findings printed (text or JSON); exit 1 when a
+/// private value was found or content could not be scanned.
+fn scan(path: Option<PathBuf>, json: bool, print_pattern: bool) -> Result<()> {
+    if print_pattern {
+        writeln!(std::io::stdout(), "{}", crate::redact::builtin_pattern())?;
+        return Ok(());
+    }
+    let path = path.expect("clap requires PATH without --print-pattern");
+    let report = crate::redact::scan::scan_command(&path)?;
+    let text = if json {
+        report.to_json()?
+    } else {
+        report.to_text()
+    };
+    let printed = emit(&text);
+    if report.clean() {
+        return Ok(printed?);
+    }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let (found, skipped) = (report.findings.len(), report.skipped.len());
+    let mut what = Vec::new();
+    if found > 0 {
+        what.push(format!("{found} private value{} found", plural(found)));
+    }
+    // Content not scanned is never reported clean.
+    if skipped > 0 {
+        what.push(format!("{skipped} part{} not scanned", plural(skipped)));
+    }
+    Err(EvidenceFailed {
+        report: format!("{} in `{}`", what.join(", "), path.display()),
+    }
+    .into())
 }
 
 /// ROOT when none is given: the sample campaign beside a clone of the

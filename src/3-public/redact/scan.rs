@@ -608,87 +608,23 @@ fn scan_stream(
 ) -> Result<()> {
     let (head, reader) = peek(reader)?;
     let kind = Kind::of(&head);
-    let skip = |out: &mut Scanned, why: String| {
-        out.skipped.push(match member {
-            Some(m) => format!("{m}: {why}"),
-            None => why,
-        });
-    };
     if kind.is_archive() {
         out.binary = true;
         if depth >= DEPTH {
-            skip(out, format!("archive nested more than {DEPTH} deep"));
+            skip(
+                out,
+                member,
+                format!("archive nested more than {DEPTH} deep"),
+            );
             return Ok(());
         }
     }
-    let inner_name = |name: &str| match member {
-        Some(m) => format!("{m}/{name}"),
-        None => name.to_string(),
-    };
     let result = match kind {
         Kind::Gzip | Kind::Zstd => {
-            // One stream inside, named as its file is without the suffix.
-            let file = base.rsplit('/').next().unwrap_or(base);
-            let name = [".gz", ".zst", ".zstd"]
-                .iter()
-                .find_map(|x| file.strip_suffix(x).map(str::to_string))
-                .or_else(|| file.strip_suffix(".tgz").map(|n| format!("{n}.tar")))
-                .unwrap_or_else(|| format!("{file} (decompressed)"));
-            let name = match member {
-                Some(m) => format!("{}{name}", &m[..m.len() - file.len().min(m.len())]),
-                None => name,
-            };
-            let view = View::of(Path::new(&name));
-            let window = zstd_window(&head);
-            if kind == Kind::Zstd && window.is_none_or(|w| w > ZSTD_WINDOW) {
-                Err(crate::error::Error::Invalid(format!(
-                    "its zstd frame asks for a window over {} MiB",
-                    ZSTD_WINDOW >> 20
-                )))
-            } else if kind == Kind::Gzip {
-                let mut d = flate2::read::MultiGzDecoder::new(reader);
-                scan_stream(det, &mut d, view, (&name, Some(&name)), depth + 1, out)
-            } else {
-                match ruzstd::decoding::StreamingDecoder::new(reader) {
-                    Ok(mut d) => {
-                        scan_stream(det, &mut d, view, (&name, Some(&name)), depth + 1, out)?;
-                        // The decoder reads one frame: more after it is not
-                        // scanned, so it is not called clean.
-                        let mut more = [0u8; 1];
-                        if d.into_inner().read(&mut more)? > 0 {
-                            skip(out, "a zstd frame after the first was not read".into());
-                        }
-                        Ok(())
-                    }
-                    Err(e) => Err(crate::error::Error::Invalid(format!("{e}"))),
-                }
-            }
+            let compressed = Compressed { kind, head: &head };
+            compressed.scan(det, reader, (base, member), depth, out)
         }
-        Kind::Tar => (|| -> Result<()> {
-            let mut archive = tar::Archive::new(reader);
-            for entry in archive.entries()? {
-                let entry = entry?;
-                let name = mask(det, &String::from_utf8_lossy(&entry.path_bytes()));
-                // A member's name is published inside the archive too.
-                for h in det.find(&entry.path_bytes()) {
-                    out.inner.push((inner_name(&name), 0, 0, h.category));
-                }
-                if entry.header().entry_type().is_file() {
-                    let view = View::of(Path::new(&name));
-                    let mut entry = entry;
-                    let inner = inner_name(&name);
-                    scan_stream(
-                        det,
-                        &mut entry,
-                        view,
-                        (&inner, Some(&inner)),
-                        depth + 1,
-                        out,
-                    )?;
-                }
-            }
-            Ok(())
-        })(),
+        Kind::Tar => scan_tar(det, reader, member, depth, out),
         Kind::Utf16 { big_endian } => {
             let mut reader = reader;
             let mut bom = [0u8; 2];
@@ -703,11 +639,115 @@ fn scan_stream(
         }
         Kind::Text => scan_text(det, reader, view, member, out),
     };
-    if let Err(e) = result {
-        if kind.is_archive() {
-            skip(out, format!("could not be read as {kind:?}: {e}"));
-        } else {
-            return Err(e);
+    match result {
+        Err(e) if kind.is_archive() => {
+            skip(out, member, format!("could not be read as {kind:?}: {e}"));
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+/// Record content that was not scanned (so the stream is never called
+/// clean), named by its archive member when inside one.
+fn skip(out: &mut Scanned, member: Option<&str>, why: String) {
+    out.skipped.push(match member {
+        Some(m) => format!("{m}: {why}"),
+        None => why,
+    });
+}
+
+/// The name of `name` inside the archive `member` (or at the top).
+fn inner_name(member: Option<&str>, name: &str) -> String {
+    match member {
+        Some(m) => format!("{m}/{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// A gzip or zstd stream, with the bytes its header was recognised by.
+struct Compressed<'h> {
+    kind: Kind,
+    head: &'h [u8],
+}
+
+impl Compressed<'_> {
+    /// Scan the one stream inside, named as its file is without the
+    /// suffix (`x.log.gz` holds `x.log`, `x.tgz` holds `x.tar`).
+    fn scan(
+        &self,
+        det: &Detector,
+        reader: impl Read,
+        (base, member): (&str, Option<&str>),
+        depth: usize,
+        out: &mut Scanned,
+    ) -> Result<()> {
+        let file = base.rsplit('/').next().unwrap_or(base);
+        let name = [".gz", ".zst", ".zstd"]
+            .iter()
+            .find_map(|x| file.strip_suffix(x).map(str::to_string))
+            .or_else(|| file.strip_suffix(".tgz").map(|n| format!("{n}.tar")))
+            .unwrap_or_else(|| format!("{file} (decompressed)"));
+        let name = match member {
+            Some(m) => format!("{}{name}", &m[..m.len() - file.len().min(m.len())]),
+            None => name,
+        };
+        let view = View::of(Path::new(&name));
+        let inner = (name.as_str(), Some(name.as_str()));
+        if self.kind == Kind::Gzip {
+            let mut d = flate2::read::MultiGzDecoder::new(reader);
+            return scan_stream(det, &mut d, view, inner, depth + 1, out);
+        }
+        if zstd_window(self.head).is_none_or(|w| w > ZSTD_WINDOW) {
+            return Err(crate::error::Error::Invalid(format!(
+                "its zstd frame asks for a window over {} MiB",
+                ZSTD_WINDOW >> 20
+            )));
+        }
+        let mut d = ruzstd::decoding::StreamingDecoder::new(reader)
+            .map_err(|e| crate::error::Error::Invalid(format!("{e}")))?;
+        scan_stream(det, &mut d, view, inner, depth + 1, out)?;
+        // The decoder reads one frame: more after it is not scanned, so it
+        // is not called clean.
+        let mut more = [0u8; 1];
+        if d.into_inner().read(&mut more)? > 0 {
+            skip(
+                out,
+                member,
+                "a zstd frame after the first was not read".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Each member of a tar archive: its name (published inside the archive
+/// too) and, for a file, its content.
+fn scan_tar(
+    det: &Detector,
+    reader: impl Read,
+    member: Option<&str>,
+    depth: usize,
+    out: &mut Scanned,
+) -> Result<()> {
+    let mut archive = tar::Archive::new(reader);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        let name = mask(det, &String::from_utf8_lossy(&entry.path_bytes()));
+        let inner = inner_name(member, &name);
+        for h in det.find(&entry.path_bytes()) {
+            out.inner.push((inner.clone(), 0, 0, h.category));
+        }
+        if entry.header().entry_type().is_file() {
+            let view = View::of(Path::new(&name));
+            scan_stream(
+                det,
+                &mut entry,
+                view,
+                (&inner, Some(&inner)),
+                depth + 1,
+                out,
+            )?;
         }
     }
     Ok(())
