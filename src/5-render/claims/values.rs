@@ -77,14 +77,26 @@ impl Index {
 
 /// `v`, written at `f`'s precision, is `f` (and has its sign, if any).
 fn rounds_to(f: &Figure, v: f64) -> bool {
-    let shown = format!("{:.*}", f.decimals as usize, v.abs());
-    let digits: String = shown.chars().filter(char::is_ascii_digit).collect();
     let sign_ok = match f.sign {
         Some('+') => v >= 0.0 || f.scaled == 0,
         Some(_) => v < 0.0 || f.scaled == 0,
         None => true,
     };
-    sign_ok && digits.parse::<u64>().ok() == Some(f.scaled)
+    if !sign_ok {
+        return false;
+    }
+    // Clearly inside or outside the rounding interval: decided without
+    // formatting; near its edge, written out as a reader would see it.
+    let off = (v.abs() * 10f64.powi(f.decimals as i32) - f.scaled as f64).abs();
+    if off < 0.499 {
+        return true;
+    }
+    if off > 0.501 {
+        return false;
+    }
+    let shown = format!("{:.*}", f.decimals as usize, v.abs());
+    let digits: String = shown.chars().filter(char::is_ascii_digit).collect();
+    digits.parse::<u64>().ok() == Some(f.scaled)
 }
 
 /// Every number under `v`, named `prefix` + its JSON pointer.

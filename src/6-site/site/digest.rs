@@ -19,6 +19,12 @@ use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// What the preview shows in the digest's place. A digest covers every
+/// published file, so each save would change it on every page, and every
+/// page would be written, gated and scanned again; a draft being edited
+/// has no digest to cite anyway. `exhibit build` computes it.
+pub(crate) const IN_PREVIEW: &str = "not computed in the preview (exhibit build computes it)";
+
 /// What the digest is written with: `sha256:` and 64 hex digits.
 pub(crate) const PREFIX: &str = "sha256:";
 

@@ -211,6 +211,7 @@ impl Stages<'_> {
             sink: self.sink,
             redactor,
             strict: self.opts.strict,
+            preview: self.opts.preview,
         };
         let campaigns = self.loaded.campaigns.iter();
         let campaigns = campaigns

@@ -2,6 +2,7 @@
 //! tabs (or, for long campaigns, a short header, a pager and the list of
 //! all pages), the campaign's published facts, the stylesheet.
 
+use crate::campaign::value_offset;
 use crate::claims::PageFigures;
 use crate::error::Lines;
 use crate::layout;
@@ -57,9 +58,12 @@ impl Header {
         let mut field = |key: &str, original: &str, public: &str| {
             let e = refs.expand_meta(c, key, original, public)?;
             figures.computed.extend(e.values);
-            figures
-                .typed
-                .extend(typed_in_meta(&lines, det, key, original));
+            figures.typed.extend(typed_in_meta(
+                &lines,
+                det,
+                original,
+                value_offset(&c.text, key, original),
+            ));
             Ok::<_, crate::error::Error>(crate::claims::unmark(&e.text).into_owned())
         };
         let (m, o) = (&p.meta, &c.meta);
@@ -75,24 +79,36 @@ impl Header {
             pages,
             ledger_count: refs.ledger.unwrap_or(0),
         };
-        for page in &o.pages {
-            let typed = typed_in_meta(&lines, det, "pages", &page.title);
-            figures.typed.extend(typed);
+        // Page titles in order, each looked for after the last: one pass
+        // over campaign.json, however many pages.
+        let mut from = c.text.find("\"pages\"").unwrap_or(0);
+        for page in o.pages.iter().map(|p| &p.title) {
+            if !page.bytes().any(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            let quoted = serde_json::to_string(page).unwrap_or_default();
+            let Some(i) = c.text[from..].find(&quoted) else {
+                continue;
+            };
+            figures
+                .typed
+                .extend(typed_in_meta(&lines, det, page, from + i));
+            from += i + quoted.len();
         }
         Ok((header, figures))
     }
 }
 
-/// The figures typed in campaign.json's string `original` of `key`, its
-/// references left out, as is a figure inside what may be a private value.
+/// The figures typed in campaign.json's string `original`, spelled at byte
+/// `at` (its opening quote), its references left out, as is a figure
+/// inside what may be a private value.
 fn typed_in_meta(
     lines: &Lines,
     det: &crate::redact::Detector,
-    key: &str,
     original: &str,
+    at: usize,
 ) -> Vec<crate::claims::Figure> {
     let text = lines.text();
-    let at = crate::campaign::value_offset(text, key, original);
     let typed = page::without_references(original);
     let mut found = crate::claims::in_string(lines, original, &typed, at, true);
     found.retain(|f| !det.any_candidate_in([crate::claims::word_at(text, f.offset)]));

@@ -95,6 +95,8 @@ pub(super) struct Target<'a> {
     pub(crate) redactor: &'a Redactor,
     /// `--strict`: a typed figure that matches no data fails the build.
     pub(crate) strict: bool,
+    /// The preview's build: pages show no digest ([`super::digest::IN_PREVIEW`]).
+    pub(crate) preview: bool,
 }
 
 impl Target<'_> {
@@ -105,7 +107,11 @@ impl Target<'_> {
         mut cache: Option<&mut PageCache>,
     ) -> Result<Rendered> {
         let (pages, fingerprints, fresh, sources) = self.pages(campaign, cache.as_deref())?;
-        let digest = super::digest::of_campaign(campaign.k, &pages);
+        let digest = if self.preview {
+            super::digest::IN_PREVIEW.to_string()
+        } else {
+            super::digest::of_campaign(campaign.k, &pages)
+        };
         if let Some(cache) = cache.as_deref_mut() {
             for (i, (page, fingerprint)) in pages.iter().zip(&fingerprints).enumerate() {
                 let rendering = Rendering {
