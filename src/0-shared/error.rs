@@ -30,6 +30,15 @@ pub enum Error {
         action: &'static str,
         source: std::io::Error,
     },
+    /// An operation on a known path failed, its cause told on the same
+    /// line: "failed to {action} `{path}`: {cause}" (exit 2). For causes
+    /// that are not the operating system's alone (a scan, a directory
+    /// walk), or messages that name them inline.
+    Failed {
+        action: &'static str,
+        path: PathBuf,
+        cause: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// An I/O error with no path to name: standard output, mostly (exit 2;
     /// a closed pipe is no failure, see [`Error::is_broken_pipe`]).
     Os(std::io::Error),
@@ -50,6 +59,7 @@ impl Error {
             Error::Context { source, .. } => source.exit_code(),
             Error::Input(_)
             | Error::Io { .. }
+            | Error::Failed { .. }
             | Error::Os(_)
             | Error::Usage(_)
             | Error::Invalid(_) => 2,
@@ -113,6 +123,11 @@ impl fmt::Display for Error {
             Error::Io { path, action, .. } => {
                 write!(f, "failed to {action} `{}`", path.display())
             }
+            Error::Failed {
+                action,
+                path,
+                cause,
+            } => write!(f, "failed to {action} `{}`: {cause}", path.display()),
             Error::Os(e) => e.fmt(f),
             Error::Usage(m) | Error::Invalid(m) => f.write_str(m),
             Error::Context { what, .. } => f.write_str(what),
@@ -126,6 +141,21 @@ impl std::error::Error for Error {
             Error::Io { source, .. } => Some(source),
             Error::Context { source, .. } => Some(&**source),
             _ => None,
+        }
+    }
+}
+
+impl Error {
+    /// [`Error::Failed`]: `action` on `path` failed because of `cause`.
+    pub(crate) fn failed(
+        action: &'static str,
+        path: &Path,
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Error {
+        Error::Failed {
+            action,
+            path: path.to_path_buf(),
+            cause: cause.into(),
         }
     }
 }
@@ -430,6 +460,14 @@ mod tests {
             "error: failed to read `a/b`\n  caused by: os says no"
         );
         assert!(!e.is_broken_pipe());
+    }
+
+    #[test]
+    fn failed_exits_2_with_its_cause_on_the_line() {
+        let cause = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let e = Error::failed("list", Path::new("camp"), cause);
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(e.describe(), "error: failed to list `camp`: gone");
     }
 
     #[test]

@@ -108,9 +108,8 @@ impl<'a> Sink<'a> {
     /// [`Sink::unchanged`] once known.
     pub(crate) fn create(&self, rel: &str) -> Result<Staged> {
         let path = self.path(rel)?;
-        let file = std::fs::File::create(&path).map_err(|e| {
-            crate::error::Error::Invalid(format!("failed to create `{}`: {e}", path.display()))
-        })?;
+        let file = std::fs::File::create(&path)
+            .map_err(|e| crate::error::Error::failed("create", &path, e))?;
         Ok(Staged {
             out: std::io::BufWriter::new(file),
             path,
@@ -184,6 +183,6 @@ impl Staged {
     }
 
     fn failed(&self, e: std::io::Error) -> crate::error::Error {
-        crate::error::Error::Invalid(format!("failed to write `{}`: {e}", self.path.display()))
+        crate::error::Error::failed("write", &self.path, e)
     }
 }

@@ -224,13 +224,10 @@ pub(crate) fn discover(root: &Path, skip: Option<&Path>) -> Result<Vec<Campaign>
         return Ok(vec![load(root)?]);
     }
     let mut dirs = Vec::new();
-    let entries = std::fs::read_dir(root).map_err(|e| {
-        crate::error::Error::Invalid(format!("failed to list `{}`: {e}", root.display()))
-    })?;
+    let entries =
+        std::fs::read_dir(root).map_err(|e| crate::error::Error::failed("list", root, e))?;
     for entry in entries {
-        let entry = entry.map_err(|e| {
-            crate::error::Error::Invalid(format!("failed to list `{}`: {e}", root.display()))
-        })?;
+        let entry = entry.map_err(|e| crate::error::Error::failed("list", root, e))?;
         let path = entry.path();
         if skip.is_some_and(|s| same_path(s, &path)) {
             continue;

@@ -174,9 +174,8 @@ fn scan_input(
 /// its verified bytes is refused, so "clean" always means "these bytes".
 fn scan_verified(r: &Redactor, path: &Path, sha256: Option<&str>) -> Result<scan::Scanned> {
     let mut reader = HashingReader::new(crate::fsx::open(path)?);
-    let scanned = scan::scan_file_named(&r.detector, &mut reader, path).map_err(|e| {
-        crate::error::Error::Invalid(format!("failed to read `{}`: {e}", path.display()))
-    })?;
+    let scanned = scan::scan_file_named(&r.detector, &mut reader, path)
+        .map_err(|e| crate::error::Error::failed("read", path, e))?;
     if let Some(expected) = sha256 {
         // Read to the end, in case the scan stopped early (binary).
         reader.drain()?;
@@ -452,9 +451,7 @@ pub(crate) fn copy(
     let mut reader = HashingReader::new(source);
     let (mut publ, mut published_bytes) = (Sha256::new(), 0u64);
     let mut counts = Counts::new();
-    let read_err = |e: crate::error::Error| {
-        crate::error::Error::Invalid(format!("failed to read `{}`: {e}", from.display()))
-    };
+    let read_err = |e: crate::error::Error| crate::error::Error::failed("read", from, e);
     let mut write = |bytes: &[u8]| -> Result<()> {
         publ.update(bytes);
         published_bytes += bytes.len() as u64;
