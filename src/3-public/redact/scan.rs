@@ -791,17 +791,19 @@ fn scan_text(
 fn locate(bytes: &[u8], hits: Vec<Hit>, mut line: usize) -> Vec<(usize, usize, Hit)> {
     let mut out = Vec::with_capacity(hits.len());
     // The column is counted on from the previous hit, never again from the
-    // line's start: one long line of many hits stays linear. `bytes` come
-    // from a `str`, so characters are the bytes that start one.
+    // line's start: one long line of many hits stays linear. Line breaks
+    // are counted with memchr, characters only on the hit's own line.
+    // `bytes` come from a `str`, so characters are the bytes that start one.
+    let chars = |s: &[u8]| s.iter().filter(|&&b| b & 0xC0 != 0x80).count();
     let (mut at, mut column) = (0, 1);
     for h in hits {
-        for &b in &bytes[at..h.start] {
-            if b == b'\n' {
-                line += 1;
-                column = 1;
-            } else if b & 0xC0 != 0x80 {
-                column += 1;
+        let gap = &bytes[at..h.start];
+        match memchr::memrchr(b'\n', gap) {
+            Some(last) => {
+                line += memchr::memchr_iter(b'\n', gap).count();
+                column = 1 + chars(&gap[last + 1..]);
             }
+            None => column += chars(gap),
         }
         at = h.start;
         out.push((line, column, h));
