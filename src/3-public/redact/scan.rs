@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 /// Target chunk size; a chunk may run longer to keep a PEM block whole.
 pub(crate) const CHUNK: usize = 4 << 20;
 const PEM_SLACK: usize = 1 << 20;
+/// How much one read asks for.
+const BLOCK: usize = 64 << 10;
 
 /// Feed `reader` to `f` in chunks ending at a line break (a very long line
 /// is cut at a space or comma), never inside a PEM private key block.
@@ -21,15 +23,13 @@ pub(crate) fn for_each_chunk(
     mut reader: impl Read,
     mut f: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
-    // Both grow only as far as the input needs: most files are small.
+    // Read straight into `buf`, which grows only as far as the input
+    // needs: most files are small.
     let mut buf: Vec<u8> = Vec::new();
-    let mut block = vec![0u8; 64 << 10];
     let mut eof = false;
     loop {
         while !eof && buf.len() < CHUNK {
-            let n = reader.read(&mut block)?;
-            eof = n == 0;
-            buf.extend_from_slice(&block[..n]);
+            eof = fill(&mut reader, &mut buf, BLOCK)?;
         }
         if eof {
             if !buf.is_empty() {
@@ -44,9 +44,7 @@ pub(crate) fn for_each_chunk(
             if buf.len() >= CHUNK + PEM_SLACK || eof {
                 break;
             }
-            let n = reader.read(&mut block)?;
-            eof = n == 0;
-            buf.extend_from_slice(&block[..n]);
+            eof = fill(&mut reader, &mut buf, BLOCK)?;
             cut = if eof {
                 buf.len()
             } else {
@@ -56,6 +54,13 @@ pub(crate) fn for_each_chunk(
         f(&buf[..cut])?;
         buf.drain(..cut);
     }
+}
+
+/// Read up to `more` bytes from `reader` onto the end of `buf` (fewer
+/// only where the input ends); `true` when nothing was left to read, so
+/// chunks are cut where reading block by block cut them.
+fn fill(reader: &mut impl Read, buf: &mut Vec<u8>, more: usize) -> Result<bool> {
+    Ok(reader.take(more as u64).read_to_end(buf)? == 0)
 }
 
 fn cut_point(buf: &[u8]) -> usize {
@@ -76,6 +81,9 @@ fn cut_point(buf: &[u8]) -> usize {
 /// Where an unterminated PEM block begins in `chunk`, if one does.
 fn open_pem(chunk: &[u8]) -> Option<usize> {
     let tail = &chunk[chunk.len().saturating_sub(PEM_SLACK)..];
+    // The forward search is vectorised, the reverse one is not: most
+    // chunks hold no PEM header at all.
+    memchr::memmem::find(tail, b"-----BEGIN")?;
     let begin = memchr::memmem::rfind(tail, b"-----BEGIN")?;
     let after = &tail[begin..];
     if memchr::memmem::find(after, b"-----END").is_some() {
@@ -763,7 +771,7 @@ fn scan_text(
     let mut line = 1;
     for_each_chunk(reader, |chunk: &[u8]| {
         // A NUL further on: from there, a binary's printable runs.
-        let view = if view != View::Strings && chunk.contains(&0) {
+        let view = if view != View::Strings && memchr::memchr(0, chunk).is_some() {
             if member.is_none() {
                 out.binary = true;
             }
@@ -772,7 +780,7 @@ fn scan_text(
             view
         };
         let hits = find_all(det, chunk, view);
-        let located = locate(chunk, hits, line);
+        let (located, next) = locate(chunk, hits, line);
         match member {
             None => out.hits.extend(located),
             Some(m) => out.inner.extend(
@@ -781,32 +789,35 @@ fn scan_text(
                     .map(|(l, c, h)| (m.to_string(), l, c, h.category)),
             ),
         }
-        line += memchr::memchr_iter(b'\n', chunk).count();
+        line = next;
         Ok(())
     })
 }
 
-/// Line and column (1-based, in characters) of each hit; `line` is the
-/// line the text starts on.
-fn locate(bytes: &[u8], hits: Vec<Hit>, mut line: usize) -> Vec<(usize, usize, Hit)> {
+/// Line and column (1-based, in characters) of each hit, and the line
+/// after `bytes`; `line` is the line the text starts on.
+fn locate(bytes: &[u8], hits: Vec<Hit>, mut line: usize) -> (Vec<(usize, usize, Hit)>, usize) {
     let mut out = Vec::with_capacity(hits.len());
     // The column is counted on from the previous hit, never again from the
-    // line's start: one long line of many hits stays linear. `bytes` come
-    // from a `str`, so characters are the bytes that start one.
+    // line's start: one long line of many hits stays linear. Line breaks
+    // are counted with memchr, characters only on the hit's own line.
+    // `bytes` come from a `str`, so characters are the bytes that start one.
+    let chars = |s: &[u8]| s.iter().filter(|&&b| b & 0xC0 != 0x80).count();
     let (mut at, mut column) = (0, 1);
     for h in hits {
-        for &b in &bytes[at..h.start] {
-            if b == b'\n' {
-                line += 1;
-                column = 1;
-            } else if b & 0xC0 != 0x80 {
-                column += 1;
+        let gap = &bytes[at..h.start];
+        match memchr::memrchr(b'\n', gap) {
+            Some(last) => {
+                line += memchr::memchr_iter(b'\n', gap).count();
+                column = 1 + chars(&gap[last + 1..]);
             }
+            None => column += chars(gap),
         }
         at = h.start;
         out.push((line, column, h));
     }
-    out
+    let after = line + memchr::memchr_iter(b'\n', &bytes[at..]).count();
+    (out, after)
 }
 
 pub(crate) fn scan_file_named(det: &Detector, reader: impl Read, path: &Path) -> Result<Scanned> {
