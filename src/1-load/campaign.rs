@@ -437,6 +437,10 @@ pub(crate) fn is_reserved_device(part: &str) -> bool {
 /// would take them for one: NFC, then lower case.
 pub(crate) fn fold_name(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
+    if name.is_ascii() {
+        // ASCII is its own NFC: the same answer without the normaliser.
+        return name.to_ascii_lowercase();
+    }
     name.nfc().collect::<String>().to_lowercase()
 }
 
