@@ -7,7 +7,7 @@
 use crate::manifest::Manifest;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -254,8 +254,8 @@ pub(crate) fn verify_with(
     for e in &manifest.entries {
         counts.entry(e.path.as_str()).or_default().push(e);
     }
-    let mut files: Vec<FileCheck> = Vec::new();
-    let mut to_hash: Vec<usize> = Vec::new();
+    let mut files: Vec<FileCheck> = Vec::with_capacity(counts.len() + disk.len());
+    let mut to_hash: Vec<usize> = Vec::with_capacity(files.capacity());
     let mut listed = Listed {
         manifest: &manifest,
         disk: &disk,
@@ -524,17 +524,18 @@ fn refuse_lookalikes(
     // Names on disk are grouped apart from names in the manifest: a
     // manifest's `notes.md` beside a disk's `Notes.md` is a rename (missing
     // plus unlisted, noted as such), not two files.
-    let mut groups: Vec<BTreeSet<&str>> = Vec::new();
+    let mut groups: Vec<Vec<&str>> = Vec::new();
     for names in [
         disk.keys().map(String::as_str).collect::<Vec<_>>(),
         listed.keys().copied().collect(),
     ] {
-        let mut by_fold: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+        // Each list is sorted and without repeats, so each group is too.
+        let mut by_fold: BTreeMap<String, Vec<&str>> = BTreeMap::new();
         for name in names {
             by_fold
                 .entry(crate::campaign::fold_name(name))
                 .or_default()
-                .insert(name);
+                .push(name);
         }
         groups.extend(by_fold.into_values().filter(|g| g.len() > 1));
     }
