@@ -580,11 +580,10 @@ pub(crate) fn to_text(all: &[Evidence]) -> String {
             .max()
             .unwrap_or(4)
             .min(60);
-        let _ = writeln!(
-            out,
-            "  {:<15} {:<width$}  {:>12}  {}",
+        out.push_str(&format!(
+            "  {:<15} {:<width$}  {:>12}  {}\n",
             "VERDICT", "FILE", "BYTES", "SHA-256"
-        );
+        ));
         for f in &e.files {
             let sha = f.sha256.as_deref().and_then(|s| s.get(..16)).unwrap_or("-");
             let bytes = f.bytes.map(|b| b.to_string()).unwrap_or_else(|| "-".into());
