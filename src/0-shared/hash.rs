@@ -10,7 +10,7 @@ use std::io::{BufReader, Read};
 
 /// Bytes read at a time: large reads keep syscalls rare on multi-gigabyte
 /// artifacts.
-const BUF: usize = 256 * 1024;
+pub(crate) const BUF: usize = 256 * 1024;
 
 /// Lowercase hex, as manifests and SHA256SUMS write digests.
 pub(crate) fn hex(bytes: &[u8]) -> String {
@@ -61,11 +61,24 @@ impl<R: Read> Read for HashingReader<R> {
     }
 }
 
-/// Hash a stream in constant memory; returns (hex digest, bytes read).
-pub(crate) fn sha256_reader(reader: &mut impl Read) -> std::io::Result<(String, u64)> {
+/// Hash a stream in constant memory through `buf`, a buffer the caller
+/// reuses from one file to the next (nothing is allocated or zeroed per file), telling `seen`
+/// the size of each chunk; returns (hex digest, bytes read). Everything up
+/// to the end of the stream is hashed.
+pub(crate) fn sha256_reader_in(
+    reader: impl Read,
+    buf: &mut [u8],
+    mut seen: impl FnMut(u64),
+) -> std::io::Result<(String, u64)> {
     let mut hashing = HashingReader::new(reader);
-    hashing.drain()?;
-    Ok(hashing.finish())
+    loop {
+        match hashing.read(buf) {
+            Ok(0) => return Ok(hashing.finish()),
+            Ok(n) => seen(n as u64),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -88,5 +101,21 @@ mod tests {
         r.read_exact(&mut head).unwrap();
         r.drain().unwrap();
         assert_eq!(r.finish(), (sha256_bytes(&data), data.len() as u64));
+    }
+
+    #[test]
+    fn a_reused_buffer_hashes_each_stream_alone() {
+        // A long stream, then a short one: what the first left in the
+        // buffer must not reach the second's digest.
+        let mut buf = vec![0u8; 1000];
+        let long: Vec<u8> = (0..2500u32).map(|i| (i % 251) as u8).collect();
+        let mut chunks = 0;
+        let got = sha256_reader_in(&long[..], &mut buf, |_| chunks += 1).unwrap();
+        assert_eq!(got, (sha256_bytes(&long), long.len() as u64));
+        assert_eq!(chunks, 3);
+        let got = sha256_reader_in(&b"abc"[..], &mut buf, |_| {}).unwrap();
+        assert_eq!(got, (sha256_bytes(b"abc"), 3));
+        let got = sha256_reader_in(&b""[..], &mut buf, |_| {}).unwrap();
+        assert_eq!(got, (sha256_bytes(b""), 0));
     }
 }

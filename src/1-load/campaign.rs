@@ -416,6 +416,13 @@ const WINDOWS_FORBIDDEN: &[char] = &['<', '>', ':', '"', '|', '?', '*', '\\'];
 /// whatever the case and extension (and spaces before the extension).
 pub(crate) fn is_reserved_device(part: &str) -> bool {
     let stem = part.split('.').next().unwrap_or("").trim_end_matches(' ');
+    // Every such name starts with one of these letters: most names are
+    // ruled out without an upper-case copy.
+    if let Some(c) = stem.chars().next().filter(char::is_ascii) {
+        if !matches!(c.to_ascii_uppercase(), 'C' | 'P' | 'A' | 'N' | 'L') {
+            return false;
+        }
+    }
     let upper = stem.to_uppercase();
     match upper.as_str() {
         "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
@@ -434,6 +441,10 @@ pub(crate) fn is_reserved_device(part: &str) -> bool {
 /// would take them for one: NFC, then lower case.
 pub(crate) fn fold_name(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
+    if name.is_ascii() {
+        // ASCII is its own NFC: the same answer without the normaliser.
+        return name.to_ascii_lowercase();
+    }
     name.nfc().collect::<String>().to_lowercase()
 }
 

@@ -109,16 +109,26 @@ fn de_hash<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 
 /// A SHA-256 digest: 64 hex digits, either case; returned lowercase.
 pub(crate) fn check_hash(s: &str) -> Result<String, String> {
+    match hash_problem(s) {
+        Some(why) => Err(why),
+        None => Ok(s.to_ascii_lowercase()),
+    }
+}
+
+/// Why `s` is not a SHA-256 digest, if it is not ([`check_hash`] without
+/// the lowercase copy).
+fn hash_problem(s: &str) -> Option<String> {
     if s.len() != 64 {
-        return Err(format!(
+        return Some(format!(
             "sha256 must be 64 hex digits, found {} characters",
             s.chars().count()
         ));
     }
-    if let Some(c) = s.chars().find(|c| !c.is_ascii_hexdigit()) {
-        return Err(format!("sha256 has a non-hex character {c:?}"));
+    if s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
     }
-    Ok(s.to_ascii_lowercase())
+    let c = s.chars().find(|c| !c.is_ascii_hexdigit())?;
+    Some(format!("sha256 has a non-hex character {c:?}"))
 }
 
 pub fn parse_json(path: &Path, text: &str) -> Result<Vec<Entry>> {
@@ -170,7 +180,9 @@ pub fn parse_sums(path: &Path, text: &str) -> Result<Vec<Entry>> {
                     "expected `HASH  path` or `SHA256 (path) = HASH`".into(),
                 ));
             };
-            check_hash(hash).map_err(|m| err(col0, m))?;
+            if let Some(why) = hash_problem(hash) {
+                return Err(err(col0, why));
+            }
             let name = rest
                 .strip_prefix(' ')
                 .or_else(|| rest.strip_prefix('*'))

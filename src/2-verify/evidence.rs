@@ -7,7 +7,7 @@
 use crate::manifest::Manifest;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -224,34 +224,23 @@ pub(crate) fn campaign_options(dir: &Path) -> Options<'static> {
     }
 }
 
-/// Check `dir` against `manifest`. `exclude` lists relative paths that are
-/// neither listed nor to be reported (the manifest itself).
+/// Check `dir` against `manifest` for a report only (the `verify`
+/// command): no file's bytes are kept, so memory stays flat however many
+/// files there are. `exclude` lists relative paths that are neither listed
+/// nor to be reported (the manifest itself).
 pub(crate) fn verify(
     dir: &Path,
     manifest: Manifest,
     exclude: &[&str],
+    opts: &Options,
 ) -> crate::error::Result<Evidence> {
-    verify_within(
-        dir,
-        manifest,
-        exclude,
-        &std::sync::atomic::AtomicU64::new(KEEP_TOTAL),
-    )
+    let keep_none = std::sync::atomic::AtomicU64::new(0);
+    verify_with(dir, manifest, exclude, &keep_none, opts)
 }
 
-/// [`verify`], keeping small files' bytes while `budget` (bytes, shared by
-/// every campaign of a build) lasts.
-pub(crate) fn verify_within(
-    dir: &Path,
-    manifest: Manifest,
-    exclude: &[&str],
-    budget: &std::sync::atomic::AtomicU64,
-) -> crate::error::Result<Evidence> {
-    verify_with(dir, manifest, exclude, budget, &Options::default())
-}
-
-/// [`verify_within`] with [`Options`]: every listed file judged against
-/// its entry, every unlisted one reported, and those on disk hashed.
+/// Every listed file judged against its entry, every unlisted one
+/// reported, and those on disk hashed, keeping small files' bytes while
+/// `budget` (bytes, shared by every campaign of a build) lasts.
 pub(crate) fn verify_with(
     dir: &Path,
     manifest: Manifest,
@@ -265,8 +254,8 @@ pub(crate) fn verify_with(
     for e in &manifest.entries {
         counts.entry(e.path.as_str()).or_default().push(e);
     }
-    let mut files: Vec<FileCheck> = Vec::new();
-    let mut to_hash: Vec<usize> = Vec::new();
+    let mut files: Vec<FileCheck> = Vec::with_capacity(counts.len() + disk.len());
+    let mut to_hash: Vec<usize> = Vec::with_capacity(files.capacity());
     let mut listed = Listed {
         manifest: &manifest,
         disk: &disk,
@@ -535,26 +524,30 @@ fn refuse_lookalikes(
     // Names on disk are grouped apart from names in the manifest: a
     // manifest's `notes.md` beside a disk's `Notes.md` is a rename (missing
     // plus unlisted, noted as such), not two files.
-    let mut groups: Vec<BTreeSet<&str>> = Vec::new();
+    let mut groups: Vec<Vec<&str>> = Vec::new();
     for names in [
         disk.keys().map(String::as_str).collect::<Vec<_>>(),
         listed.keys().copied().collect(),
     ] {
-        let mut by_fold: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+        // Each list is sorted and without repeats, so each group is too.
+        let mut by_fold: BTreeMap<String, Vec<&str>> = BTreeMap::new();
         for name in names {
             by_fold
                 .entry(crate::campaign::fold_name(name))
                 .or_default()
-                .insert(name);
+                .push(name);
         }
-        groups.extend(by_fold.into_values());
+        groups.extend(by_fold.into_values().filter(|g| g.len() > 1));
+    }
+    if groups.is_empty() {
+        return; // the usual case: no index of the files is needed
     }
     let mut at: std::collections::HashMap<String, usize> = files
         .iter()
         .enumerate()
         .map(|(i, f)| (f.path.clone(), i))
         .collect();
-    for names in groups.iter().filter(|g| g.len() > 1) {
+    for names in &groups {
         for &name in names {
             let first = names.iter().find(|o| **o != name).copied().unwrap_or("");
             let how = crate::campaign::how_alike(name, first);
@@ -649,10 +642,6 @@ fn unsafe_reason(path: &str, manifest_name: &str) -> Option<&'static str> {
 /// times, inode. Any write moves the change time.
 type Stamp = (u64, Option<std::time::SystemTime>, i64, i64, u64);
 
-fn stamp(p: &Path) -> std::io::Result<Stamp> {
-    Ok(stamp_of(&std::fs::metadata(p)?))
-}
-
 fn stamp_of(m: &std::fs::Metadata) -> Stamp {
     #[cfg(unix)]
     let (ctime, ctime_ns, ino) = {
@@ -685,6 +674,13 @@ impl HashCache {
     }
 }
 
+thread_local! {
+    /// The buffer each hashing thread streams files through, reused from
+    /// one file to the next.
+    static STREAM_BUF: std::cell::RefCell<Vec<u8>> =
+        std::cell::RefCell::new(vec![0; crate::hash::BUF]);
+}
+
 /// A file's hash, size and, when small enough and within budget, its bytes.
 struct Hashed {
     sha256: String,
@@ -699,7 +695,8 @@ fn hash_stable(
     hashes: Option<&HashCache>,
 ) -> Result<Hashed, String> {
     use std::sync::atomic::Ordering;
-    let before = stamp(path).map_err(io_reason)?;
+    let seen = std::fs::metadata(path).map_err(io_reason)?;
+    let before = stamp_of(&seen);
     if let Some(sha256) = hashes.and_then(|h| h.known(path, &before)) {
         return Ok(Hashed {
             sha256,
@@ -716,7 +713,7 @@ fn hash_stable(
             .is_ok();
     // The file as opened is compared with the path as first seen: the
     // same inode, size and times, or it changed while being read.
-    let file = crate::fsx::open_regular(path).map_err(io_reason)?;
+    let file = crate::fsx::open_regular_seen(path, &seen).map_err(io_reason)?;
     let (sha, bytes, content) = if keep {
         // At most one byte more than measured: a file still growing is
         // caught below, not read whole.
@@ -728,8 +725,11 @@ fn hash_stable(
         let n = data.len() as u64;
         (sha, n, Some(std::sync::Arc::from(data)))
     } else {
-        let mut reader = progress.wrap(file.try_clone().map_err(io_reason)?);
-        let (sha, n) = crate::hash::sha256_reader(&mut reader).map_err(io_reason)?;
+        // Through this thread's buffer: memory stays flat however many
+        // files there are, and no buffer is allocated per file.
+        let (sha, n) = STREAM_BUF
+            .with_borrow_mut(|buf| crate::hash::sha256_reader_in(&file, buf, |n| progress.add(n)))
+            .map_err(io_reason)?;
         (sha, n, None)
     };
     let after = stamp_of(&file.metadata().map_err(io_reason)?);
@@ -902,13 +902,6 @@ impl Progress {
             bar.set_style(style);
         }
         Progress(Some(bar))
-    }
-
-    fn wrap<R: std::io::Read + 'static>(&self, reader: R) -> Box<dyn std::io::Read + '_> {
-        match &self.0 {
-            Some(bar) => Box::new(bar.wrap_read(reader)),
-            None => Box::new(reader),
-        }
     }
 
     fn add(&self, n: u64) {

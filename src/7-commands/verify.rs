@@ -90,8 +90,7 @@ pub(crate) fn verify(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
             .map(|c| c.meta.id)
             .unwrap_or_else(|_| folder_name(path));
         check_pins(pins, std::slice::from_ref(&id))?;
-        let budget = std::sync::atomic::AtomicU64::new(evidence::KEEP_TOTAL);
-        let mut ev = evidence::verify_with(path, m, &[name.as_str()], &budget, &opts)?;
+        let mut ev = evidence::verify(path, m, &[name.as_str()], &opts)?;
         if let Some(pin) = pin_for(pins, &id, 1) {
             if ev.manifest.sha256 != pin.sha256 {
                 ev.files.push(evidence::FileCheck {
@@ -149,8 +148,7 @@ fn site(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
         listed_only: campaigns.clone(),
         ..Default::default()
     };
-    let budget = std::sync::atomic::AtomicU64::new(evidence::KEEP_TOTAL);
-    let root = evidence::verify_with(path, m, &[manifest::SUMS_NAME], &budget, &opts)?;
+    let root = evidence::verify(path, m, &[manifest::SUMS_NAME], &opts)?;
     let mut dirs: Vec<_> = std::fs::read_dir(path)
         .map_err(|e| {
             crate::error::Error::Invalid(format!("failed to list `{}`: {e}", path.display()))
@@ -180,7 +178,7 @@ fn site(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
 /// audit.json must be the pinned one.
 fn published(dir: &Path, pin: Option<&Pin>) -> Result<Evidence> {
     let m = manifest::load_file(&dir.join(manifest::SUMS_NAME), Format::Sha256sums)?;
-    let mut ev = evidence::verify(dir, m, &[manifest::SUMS_NAME])?;
+    let mut ev = evidence::verify(dir, m, &[manifest::SUMS_NAME], &Default::default())?;
     let audit_path = dir.join(crate::layout::AUDIT);
     let text = crate::fsx::read_to_string(&audit_path)?;
     let audit: AuditFiles = serde_json::from_str(&text)
@@ -358,7 +356,7 @@ pub(crate) fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Ev
     let m = manifest::load(sealed)?;
     let name = m.name.clone();
     let (m_sha, m_bytes) = (m.sha256.clone(), m.bytes);
-    let originals = evidence::verify(sealed, m, &[name.as_str()])?;
+    let originals = evidence::verify(sealed, m, &[name.as_str()], &Default::default())?;
     if !originals.all_ok() {
         return Err(crate::error::EvidenceFailed {
             report: format!(
@@ -569,13 +567,12 @@ pub(crate) fn to_json(all: &[Evidence]) -> Result<String> {
 }
 
 pub(crate) fn to_text(all: &[Evidence]) -> String {
-    let mut out = String::new();
+    use std::fmt::Write;
+    // About a hundred bytes a line: one allocation for most reports.
+    let lines: usize = all.iter().map(|e| e.files.len() + 3).sum();
+    let mut out = String::with_capacity(lines * 112);
     for e in all {
-        out.push_str(&format!(
-            "{} (against {})\n",
-            e.dir.display(),
-            e.manifest.name
-        ));
+        let _ = writeln!(out, "{} (against {})", e.dir.display(), e.manifest.name);
         let width = e
             .files
             .iter()
@@ -590,19 +587,21 @@ pub(crate) fn to_text(all: &[Evidence]) -> String {
         for f in &e.files {
             let sha = f.sha256.as_deref().and_then(|s| s.get(..16)).unwrap_or("-");
             let bytes = f.bytes.map(|b| b.to_string()).unwrap_or_else(|| "-".into());
-            out.push_str(&format!(
+            let _ = write!(
+                out,
                 "  {:<15} {:<width$}  {:>12}  {}",
                 f.verdict.as_str(),
                 evidence::shown(&f.path),
                 bytes,
                 sha
-            ));
+            );
             if let Some(d) = &f.detail {
-                out.push_str(&format!("  ({d})"));
+                let _ = write!(out, "  ({d})");
             }
             out.push('\n');
         }
-        out.push_str(&format!("{}\n", e.summary()));
+        out.push_str(&e.summary());
+        out.push('\n');
     }
     out
 }

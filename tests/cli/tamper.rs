@@ -438,3 +438,76 @@ fn campaign_file_differing_from_a_generated_one_only_in_case() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!out.exists());
 }
+
+/// Bytes that differ from file to file and from chunk to chunk, so a file
+/// hashed with another's leftovers in the buffer gets the wrong digest.
+fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(6364136223846793005) | 1;
+    (0..len)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 56) as u8
+        })
+        .collect()
+}
+
+/// `exhibit verify` on a folder of many files, some several read buffers
+/// long: with one buffer reused from file to file on each thread, every
+/// file is still hashed in full and alone. A change in the last byte of a
+/// large file, and one in a small file hashed after large ones, are each
+/// caught, and the report does not depend on the thread count.
+#[test]
+fn large_verify_reports_a_modified_file_among_many() {
+    let dir = scratch("large-verify");
+    let mut sums = String::new();
+    let mut names = Vec::new();
+    for i in 0..400u64 {
+        // Every 50th file is a little over four 256 KiB reads.
+        let len = if i % 50 == 7 {
+            (1 << 20) + 3
+        } else {
+            1 + (i as usize * 97) % 9000
+        };
+        let name = format!("d{}/f{i:03}.bin", i % 4);
+        let bytes = pattern(i, len);
+        std::fs::create_dir_all(dir.join(&name).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(&name), &bytes).unwrap();
+        sums.push_str(&format!(
+            "{}  {name}\n",
+            hex::encode(sha2::Sha256::digest(&bytes))
+        ));
+        names.push(name);
+    }
+    std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
+    let verify = |threads: &str| {
+        run(exhibit()
+            .arg("verify")
+            .arg(&dir)
+            .env("RAYON_NUM_THREADS", threads))
+    };
+    let o = verify("2");
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("400 ok\n"), "{}", stdout(&o));
+
+    let (big, small) = (dir.join(&names[357]), dir.join(&names[399]));
+    for (path, at) in [(&big, None), (&small, Some(0))] {
+        let mut bytes = std::fs::read(path).unwrap();
+        let i = at.unwrap_or(bytes.len() - 1);
+        bytes[i] ^= 0x80;
+        std::fs::write(path, bytes).unwrap();
+    }
+    let (one, two) = (verify("1"), verify("2"));
+    assert_eq!(stdout(&one), stdout(&two), "the report depends on threads");
+    assert_eq!(two.status.code(), Some(1), "{}", stderr(&two));
+    let text = stdout(&two);
+    assert!(text.contains("398 ok, 2 modified\n"), "{text}");
+    let modified: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("modified"))
+        .collect();
+    assert_eq!(modified.len(), 2, "{text}");
+    assert!(modified[0].contains(&names[357]), "{text}");
+    assert!(modified[1].contains(&names[399]), "{text}");
+}
