@@ -150,9 +150,7 @@ fn site(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
     };
     let root = evidence::verify(path, m, &[manifest::SUMS_NAME], &opts)?;
     let mut dirs: Vec<_> = std::fs::read_dir(path)
-        .map_err(|e| {
-            crate::error::Error::Invalid(format!("failed to list `{}`: {e}", path.display()))
-        })?
+        .map_err(|e| crate::error::Error::failed("list", path, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join(manifest::SUMS_NAME).is_file())
         .collect();

@@ -829,16 +829,14 @@ pub(crate) fn scan_file_named(det: &Detector, reader: impl Read, path: &Path) ->
 }
 
 pub(crate) fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
-    let f = crate::fsx::open_regular(path).map_err(|e| {
-        crate::error::Error::Invalid(format!("failed to open `{}`: {e}", path.display()))
-    })?;
+    let f =
+        crate::fsx::open_regular(path).map_err(|e| crate::error::Error::failed("open", path, e))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    scan_named(det, f, View::of(path), &name).map_err(|e| {
-        crate::error::Error::Invalid(format!("failed to read `{}`: {e}", path.display()))
-    })
+    scan_named(det, f, View::of(path), &name)
+        .map_err(|e| crate::error::Error::failed("read", path, e))
 }
 
 /// Inline elements, whose tags a reader does not see as a break (names
@@ -1006,9 +1004,7 @@ pub(crate) fn scan_path_except(
         files.push((name, path.to_path_buf()));
     } else if path.is_dir() {
         for entry in walkdir::WalkDir::new(path) {
-            let entry = entry.map_err(|e| {
-                crate::error::Error::Invalid(format!("failed to walk `{}`: {e}", path.display()))
-            })?;
+            let entry = entry.map_err(|e| crate::error::Error::failed("walk", path, e))?;
             if entry.file_type().is_file() {
                 let rel = entry.path().strip_prefix(path).unwrap_or(entry.path());
                 files.push((
@@ -1119,9 +1115,8 @@ pub(crate) fn scan_command(path: &Path) -> Result<Report> {
     };
     metas.push(base.join(crate::campaign::META_NAME));
     if path.is_dir() {
-        let entries = std::fs::read_dir(path).map_err(|e| {
-            crate::error::Error::Invalid(format!("failed to list `{}`: {e}", path.display()))
-        })?;
+        let entries =
+            std::fs::read_dir(path).map_err(|e| crate::error::Error::failed("list", path, e))?;
         let mut subs: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path().join(crate::campaign::META_NAME)))
             .collect();
