@@ -65,8 +65,12 @@ pub(crate) struct Checked<'a> {
 /// a private value).
 #[derive(Debug, Default)]
 pub(crate) struct Unmatched {
-    /// `PATH:LINE:COL: typed figure ...`, in page order.
+    /// `PATH:LINE:COL: typed figure ...`, in page order: every one under
+    /// `strict`, else the first [`SHOWN_WARNINGS`] (the rest are counted,
+    /// and listed in audit.json).
     pub(crate) lines: Vec<String>,
+    /// How many figures matched nothing.
+    pub(crate) count: usize,
     pub(crate) strict: bool,
 }
 
@@ -89,13 +93,18 @@ pub(crate) fn check(
     let data = Index::new(sources, &[]);
     let mut records = Vec::new();
     let mut unmatched = Vec::new();
+    let mut count = 0;
     let mut match_all = |page: &str, typed: &[Figure], own: &Index| {
         for f in typed {
             let hit = data.matching(f).or_else(|| own.matching(f));
             if hit.is_none() {
-                let nearest = closer(f, data.nearest(f), own.nearest(f));
-                let file = f.file.as_deref().unwrap_or(page);
-                unmatched.push(unmatched_line(&dir.join(file), f, nearest));
+                count += 1;
+                // Only what will be printed is written out.
+                if strict || unmatched.len() < SHOWN_WARNINGS {
+                    let nearest = closer(f, data.nearest(f), own.nearest(f));
+                    let file = f.file.as_deref().unwrap_or(page);
+                    unmatched.push(unmatched_line(&dir.join(file), f, nearest));
+                }
             }
             records.push(Record {
                 page: page.to_string(),
@@ -123,6 +132,7 @@ pub(crate) fn check(
     }
     let unmatched = Unmatched {
         lines: unmatched,
+        count,
         strict,
     };
     (records, unmatched)
@@ -159,12 +169,15 @@ pub(crate) fn report(all: &[Unmatched]) -> crate::error::Result<()> {
         );
         return Err(EvidenceFailed { report }.into());
     }
+    // Each campaign kept its first lines: the first overall are among them.
     let lines: Vec<&String> = all.iter().flat_map(|u| &u.lines).collect();
-    for line in lines.iter().take(SHOWN_WARNINGS) {
+    let shown = lines.len().min(SHOWN_WARNINGS);
+    for line in &lines[..shown] {
         eprintln!("warning: {line}");
     }
-    if lines.len() > SHOWN_WARNINGS {
-        let more = lines.len() - SHOWN_WARNINGS;
+    let total: usize = all.iter().map(|u| u.count).sum();
+    if total > shown {
+        let more = total - shown;
         eprintln!(
             "warning: {more} more typed figure{} match{} no value of the data: audit.json lists every figure; `--strict` prints them all",
             if more == 1 { "" } else { "s" },
