@@ -126,7 +126,7 @@ pub(crate) fn kind(v: &Value) -> &'static str {
 }
 
 /// A source as a block names it: path or glob, and the format asked for.
-type SourceKey = (String, Option<Format>);
+pub(crate) type SourceKey = (String, Option<Format>);
 
 /// Loads sources on first use and keeps them for the rest of the build.
 pub(crate) struct DataStore<'a> {
@@ -161,12 +161,20 @@ impl<'a> DataStore<'a> {
         }
     }
 
-    /// Every source loaded so far, sorted by path.
-    pub(crate) fn loaded(&self) -> Vec<Arc<Source>> {
+    /// Every source loaded so far, sorted by path, with the key it was
+    /// loaded by.
+    pub(crate) fn loaded(&self) -> Vec<(SourceKey, Arc<Source>)> {
         let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        let mut v: Vec<_> = cache.values().cloned().collect();
-        v.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut v: Vec<_> = cache.iter().map(|(k, s)| (k.clone(), s.clone())).collect();
+        v.sort_by(|a, b| a.1.path.cmp(&b.1.path));
         v
+    }
+
+    /// Take `source` as loaded by `key`: one an earlier build of the same
+    /// bytes, numbering and names loaded (the preview's cache).
+    pub(crate) fn seed(&self, key: SourceKey, source: Arc<Source>) {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.insert(key, source);
     }
 
     /// A data file named by its public or its original path, its format

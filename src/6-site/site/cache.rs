@@ -46,6 +46,11 @@ pub(super) struct PageCache {
     /// A page's files as written (page, downloads) and their scans, by the
     /// fingerprint of everything that went into them.
     pub(crate) outputs: HashMap<PageKey, PageFiles>,
+    /// Data files as the last build loaded them, by the fingerprint of
+    /// what they were read from (see `pages::source_fingerprint`): pages
+    /// taken from the cache load none, and the typed-figure check reads
+    /// them all.
+    pub(crate) sources: HashMap<String, (crate::data::SourceKey, Arc<crate::data::Source>)>,
 }
 
 /// A page and the fingerprint of what it was rendered from.

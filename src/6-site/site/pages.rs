@@ -8,7 +8,7 @@ use super::checks;
 use super::nav::{base_context, Header};
 use crate::blocks::LedgerEntry;
 use crate::copies::Copies;
-use crate::data::DataStore;
+use crate::data::{DataStore, SourceKey};
 use crate::error::Result;
 use crate::evidence::Evidence;
 use crate::layout;
@@ -106,7 +106,17 @@ impl Target<'_> {
         campaign: &Campaign,
         mut cache: Option<&mut PageCache>,
     ) -> Result<Rendered> {
-        let (pages, fingerprints, fresh, sources) = self.pages(campaign, cache.as_deref())?;
+        let state = numbering_state(self.redactor);
+        let (pages, fingerprints, fresh, loaded) = self.pages(campaign, cache.as_deref())?;
+        // Kept only when no page numbered a new value (then the next build
+        // of the same inputs starts from the same numbering).
+        if let Some(cache) = cache
+            .as_deref_mut()
+            .filter(|_| numbering_state(self.redactor) == state)
+        {
+            keep_sources(cache, campaign, &loaded, &state);
+        }
+        let sources: Vec<_> = loaded.into_iter().map(|(_, s)| s).collect();
         let digest = if self.preview {
             super::digest::IN_PREVIEW.to_string()
         } else {
@@ -188,7 +198,9 @@ impl Target<'_> {
             }
         };
         let numbered = r.snapshot();
+        let state = numbering_state(r);
         let mut store = DataStore::new(e, r, p, k);
+        seed_sources(&store, campaign, cache, &state);
         let count = c.meta.pages.len();
         let mut fresh: Vec<Result<_>> = (0..count)
             .into_par_iter()
@@ -201,6 +213,7 @@ impl Target<'_> {
             // happened to reach them, with data read afresh.
             r.restore(numbered);
             store = DataStore::new(e, r, p, k);
+            seed_sources(&store, campaign, cache, &state);
             fresh = (0..count).map(|i| render(&store, i)).collect();
         }
         // The first failing page in order, whatever thread finished first.
@@ -378,8 +391,57 @@ type RenderedPages = (
     Vec<Arc<Page>>,
     Vec<String>,
     usize,
-    Vec<Arc<crate::data::Source>>,
+    Vec<(SourceKey, Arc<crate::data::Source>)>,
 );
+
+/// What a data file's loaded form depends on: its bytes, the campaign's
+/// metadata, the detector and the placeholder numbering. `None` for a
+/// glob (its members may come and go), which is loaded afresh.
+fn source_fingerprint(campaign: &Campaign, key: &SourceKey, state: &str) -> Option<String> {
+    let Campaign { c, e, .. } = *campaign;
+    let sha = e.verified_sha256(&key.0)?;
+    Some(format!(
+        "{}\0{}\0{:?}\0{sha}\0{}\0{state}",
+        c.meta.id, key.0, key.1, c.meta_sha256
+    ))
+}
+
+/// The detector and the placeholder numbering, as a fingerprint.
+fn numbering_state(r: &Redactor) -> String {
+    format!("{}:{}", r.detector.fingerprint(), r.digest())
+}
+
+/// Seed `store` with the data files an earlier preview build loaded from
+/// the same inputs.
+fn seed_sources(store: &DataStore, campaign: &Campaign, cache: Option<&PageCache>, state: &str) {
+    let Some(cache) = cache else {
+        return;
+    };
+    for (fp, (key, source)) in &cache.sources {
+        if source_fingerprint(campaign, key, state).as_ref() == Some(fp) {
+            store.seed(key.clone(), source.clone());
+        }
+    }
+}
+
+/// Keep this build's data files for the next preview build (replacing the
+/// campaign's earlier ones, so the cache does not grow).
+fn keep_sources(
+    cache: &mut PageCache,
+    campaign: &Campaign,
+    loaded: &[(SourceKey, Arc<crate::data::Source>)],
+    state: &str,
+) {
+    let id = &campaign.c.meta.id;
+    cache
+        .sources
+        .retain(|fp, _| !fp.starts_with(&format!("{id}\0")));
+    for (key, source) in loaded {
+        if let Some(fp) = source_fingerprint(campaign, key, state) {
+            cache.sources.insert(fp, (key.clone(), source.clone()));
+        }
+    }
+}
 
 /// The campaign's data, for typed figures to be checked against: every
 /// file the pages read (loaded while rendering, or again for pages taken
@@ -390,7 +452,7 @@ fn data_read(
     c: &crate::campaign::Campaign,
     e: &Evidence,
     pages: &[Arc<Page>],
-) -> Vec<Arc<crate::data::Source>> {
+) -> Vec<(SourceKey, Arc<crate::data::Source>)> {
     let m = &c.meta;
     let header = [&m.title, &m.state, &m.scope, &m.decision]
         .into_iter()
