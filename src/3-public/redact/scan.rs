@@ -221,6 +221,13 @@ impl Decoded {
         self.push(c.encode_utf8(&mut [0; 4]).as_bytes(), from, to);
     }
 
+    /// Raw bytes `from..to` as they are: each its own span.
+    fn push_run(&mut self, raw: &[u8], from: usize, to: usize) {
+        self.text.extend_from_slice(&raw[from..to]);
+        self.from.extend(from as u32..to as u32);
+        self.to.extend(from as u32 + 1..=to as u32);
+    }
+
     /// The raw span of view bytes `start..end`.
     fn raw(&self, start: usize, end: usize) -> (usize, usize) {
         (self.from[start] as usize, self.to[end - 1] as usize)
@@ -236,6 +243,29 @@ struct Decode {
     tags: bool,
     /// Markdown emphasis and code marks (`10.0.*0*.5` reads as an address).
     emphasis: bool,
+}
+
+impl Decode {
+    /// The bytes [`decode`] may change (every other byte is kept as it
+    /// is): `<`, `&`, the emphasis marks and the backslash, as this view
+    /// decodes them.
+    fn special_bytes(self) -> [bool; 256] {
+        let mut special = [false; 256];
+        let mut mark = |bytes: &[u8]| bytes.iter().for_each(|&b| special[usize::from(b)] = true);
+        if self.tags {
+            mark(b"<");
+        }
+        if self.entities {
+            mark(b"&");
+        }
+        if self.emphasis {
+            mark(b"*_`");
+        }
+        if self.backslash || self.json {
+            mark(b"\\");
+        }
+        special
+    }
 }
 
 /// The views of `raw` besides itself that `view` asks for (none when the
@@ -290,8 +320,17 @@ fn decode(raw: &[u8], d: Decode) -> Decoded {
         from: Vec::with_capacity(raw.len()),
         to: Vec::with_capacity(raw.len()),
     };
+    let special = d.special_bytes();
     let mut i = 0;
     while i < raw.len() {
+        // A run of bytes this view keeps as they are, in one go.
+        let run = raw[i..].iter().position(|&b| special[usize::from(b)]);
+        let j = run.map_or(raw.len(), |n| i + n);
+        if j > i {
+            out.push_run(raw, i, j);
+            i = j;
+            continue;
+        }
         let b = raw[i];
         if d.tags && b == b'<' {
             if let Some(len) = memchr::memchr(b'>', &raw[i..]) {
