@@ -623,3 +623,46 @@ fn a_page_matches_only_the_values_it_computes() {
     let o = build_strict(&dir);
     pinned_strict("figures-scoped-to-page", &dir, &o);
 }
+
+/// Strings spelled with escapes, as Python's `json.dump` writes them
+/// (`\u00e9`, `\"`, `\n`): each figure is placed where the file spells it.
+#[test]
+fn figures_in_escaped_strings_are_placed_where_the_file_spells_them() {
+    let failures = "{\"id\": \"F1\", \"gate\": \"d\\u00e9code\", \"result\": \"r\\u00e9sultat \\\"net\\\" 128 of 150\"}\n";
+    let extra = ",\n  \"summary\": \"caf\\u00e9\\nat 149.1 tok/s\"";
+    let dir = campaign_of(
+        &[("index.md", &format!("## Failures\n{LEDGER}"))],
+        &[("data/failures.jsonl", failures)],
+        extra,
+    );
+    let o = build(&dir, &site(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let campaign_json = read(&dir.join("campaign.json"));
+    let placed = |file: &str, at: &str| {
+        let text = read(&dir.join(file));
+        let (line, col) = at.split_once(':').unwrap();
+        let line = text
+            .lines()
+            .nth(line.parse::<usize>().unwrap() - 1)
+            .unwrap()
+            .to_string();
+        line.chars()
+            .skip(col.parse::<usize>().unwrap() - 1)
+            .collect::<String>()
+    };
+    let figures = audit_figures(&dir, "figs");
+    for f in &figures {
+        let file = f["file"].as_str().unwrap_or("campaign.json");
+        let text = f["text"].as_str().unwrap();
+        let at = f["at"].as_str().unwrap();
+        assert!(
+            placed(file, at).starts_with(text),
+            "{file}:{at} is not `{text}`: {campaign_json}"
+        );
+    }
+    let texts: Vec<&str> = figures
+        .iter()
+        .map(|f| f["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["149.1", "128", "150"]);
+}

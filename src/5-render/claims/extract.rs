@@ -176,19 +176,129 @@ pub(crate) fn in_string(
     if !json {
         return figures(file, typed, at, false);
     }
-    let spelled = serde_json::to_string(value).unwrap_or_default();
-    if spelled.len() == value.len() + 2 {
+    let text = file.text();
+    if text.get(at + 1..at + 1 + value.len()) == Some(value)
+        && text[at + 1 + value.len()..].starts_with('"')
+    {
         // No escapes: the value's bytes are the file's.
         return figures(file, typed, at + 1, false);
     }
-    // Escapes move the figures: each placed where the file spells it.
+    // Escapes move the figures: each placed where the file spells it,
+    // whichever escapes the file chose (`\u00e9` or `é`).
+    let Some(spelled_at) = literal_offsets(text, at).filter(|m| m.len() == value.len() + 1) else {
+        return Vec::new();
+    };
     let mut found = figures(&Lines::new(typed), typed, 0, false);
     for f in &mut found {
-        let before = serde_json::to_string(&value[..f.offset.min(value.len())]).unwrap_or_default();
-        f.offset = at + before.len() - 1;
+        f.offset = spelled_at[f.offset.min(value.len())];
         (f.line, f.col) = file.line_col(f.offset);
     }
     found
+}
+
+/// Where each byte of the JSON string literal whose opening quote is at
+/// byte `quote` of `text` is spelled: for each byte of its value, the
+/// offset of the character or escape it came from, then the closing
+/// quote's. `None` if no literal starts there.
+pub(crate) fn literal_offsets(text: &str, quote: usize) -> Option<Vec<usize>> {
+    let bytes = text.as_bytes();
+    if bytes.get(quote) != Some(&b'"') {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut i = quote + 1;
+    loop {
+        match *bytes.get(i)? {
+            b'"' => {
+                out.push(i);
+                return Some(out);
+            }
+            b'\\' => {
+                let (c, len) = escape(&text[i..])?;
+                out.extend(std::iter::repeat_n(i, c.len_utf8()));
+                i += len;
+            }
+            _ => {
+                let c = text[i..].chars().next()?;
+                out.extend(std::iter::repeat_n(i, c.len_utf8()));
+                i += c.len_utf8();
+            }
+        }
+    }
+}
+
+/// The character a JSON escape at the start of `s` stands for, and the
+/// escape's length (`\n` 2, `\u00e9` 6, a surrogate pair 12).
+fn escape(s: &str) -> Option<(char, usize)> {
+    let b = s.as_bytes();
+    let simple = match *b.get(1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let unit = |at: usize| u32::from_str_radix(s.get(at..at + 4)?, 16).ok();
+            let hi = unit(2)?;
+            if (0xD800..0xDC00).contains(&hi) && s.get(6..8) == Some("\\u") {
+                let lo = unit(8)?;
+                let c =
+                    char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo.checked_sub(0xDC00)?))?;
+                return Some((c, 12));
+            }
+            return Some((char::from_u32(hi)?, 6));
+        }
+        _ => return None,
+    };
+    Some((simple, 2))
+}
+
+/// The opening quote of the string value `value` of a `"key":` at or after
+/// byte `from` of the JSON `text`, whichever escapes spell it.
+pub(crate) fn literal_of(text: &str, key: &str, value: &str, from: usize) -> Option<usize> {
+    let name = format!("\"{key}\"");
+    let mut at = from;
+    while let Some(i) = text.get(at..)?.find(&name) {
+        let after = at + i + name.len();
+        at = after;
+        let rest = text[after..].trim_start();
+        let Some(rest) = rest.strip_prefix(':') else {
+            continue;
+        };
+        let quote = text.len() - rest.trim_start().len();
+        let Some(end) = literal_offsets(text, quote).and_then(|m| m.last().copied()) else {
+            continue;
+        };
+        if serde_json::from_str::<String>(&text[quote..=end])
+            .ok()
+            .as_deref()
+            == Some(value)
+        {
+            return Some(quote);
+        }
+    }
+    None
+}
+
+/// `s` spelled as a JSON string the way writers that keep to ASCII spell
+/// it (Python's `json.dump`): every character beyond ASCII as `\uXXXX`.
+pub(crate) fn ascii_json(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let quoted = serde_json::to_string(s).unwrap_or_default();
+    for c in quoted.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    out
 }
 
 /// `s` with each of the `cut` ranges (on character boundaries) blanked
@@ -326,5 +436,24 @@ mod tests {
     #[test]
     fn unmarked_for_the_page() {
         assert_eq!(unmark("quoted [~149.02] here"), "quoted 149.02 here");
+    }
+
+    #[test]
+    fn figures_in_strings_are_placed_whatever_the_escapes() {
+        let value = "a \u{e9} \"quoted\" 12.5 and \u{1f600} 7.25";
+        for spelled in [serde_json::to_string(value).unwrap(), ascii_json(value)] {
+            let text = format!("{{\n  \"summary\": {spelled}\n}}");
+            let lines = Lines::new(&text);
+            let at = literal_of(&text, "summary", value, 0).unwrap();
+            assert_eq!(&text[at..at + 1], "\"");
+            let found = in_string(&lines, value, value, at, true);
+            let texts: Vec<&str> = found.iter().map(|f| f.text.as_str()).collect();
+            assert_eq!(texts, ["12.5", "7.25"]);
+            for f in &found {
+                assert!(text[f.offset..].starts_with(&f.text), "{spelled}: {f:?}");
+                assert_eq!((f.line, f.col), crate::error::line_col(&text, f.offset));
+            }
+        }
+        assert_eq!(ascii_json("\u{e9}\u{1f600}"), "\"\\u00e9\\ud83d\\ude00\"");
     }
 }

@@ -13,7 +13,9 @@
 mod extract;
 mod values;
 
-pub(crate) use extract::{figures, in_string, typed_text, unmark, word_at, Figure};
+pub(crate) use extract::{
+    ascii_json, figures, in_string, literal_of, typed_text, unmark, word_at, Figure,
+};
 pub(crate) use values::{captions, computed, Index, Known};
 
 use crate::data::Source;

@@ -130,16 +130,22 @@ impl Renderer<'_> {
             let public = self.store.public.name(file).to_string();
             let mut from = 0;
             for s in strings {
+                // As JSON writes it, as writers that keep to ASCII do
+                // (`\u00e9`), or as it is (a CSV field).
                 let quoted = serde_json::to_string(s).unwrap_or_default();
                 let find = |needle: &str| text[from..].find(needle).map(|i| from + i);
-                let (at, json) = match find(&quoted) {
-                    Some(at) => (at, true),
-                    None => match find(s) {
-                        Some(at) => (at, false),
-                        None => continue,
+                let ascii = || ascii_spelled(s, &quoted);
+                let (at, len, json) = match find(&quoted) {
+                    Some(at) => (at, quoted.len(), true),
+                    None => match ascii().and_then(|a| find(&a).map(|at| (at, a.len()))) {
+                        Some((at, len)) => (at, len, true),
+                        None => match find(s) {
+                            Some(at) => (at, s.len(), false),
+                            None => continue,
+                        },
                     },
                 };
-                from = at + if json { quoted.len() } else { s.len() };
+                from = at + len;
                 let typed = without_references(s);
                 for mut f in crate::claims::in_string(&lines, s, &typed, at, json) {
                     if !det.any_candidate_in([crate::claims::word_at(&text, f.offset)]) {
@@ -420,4 +426,11 @@ mod tests {
         let shown = "<pre><code>`=data/x.json#/a`\n</code></pre><p>a = b # c</p>";
         assert_eq!(unresolved(shown), None);
     }
+}
+
+/// `s` as writers that keep to ASCII spell it, when that differs from
+/// `quoted` (serde_json's spelling).
+fn ascii_spelled(s: &str, quoted: &str) -> Option<String> {
+    let ascii = crate::claims::ascii_json(s);
+    (ascii != quoted).then_some(ascii)
 }

@@ -2,7 +2,6 @@
 //! tabs (or, for long campaigns, a short header, a pager and the list of
 //! all pages), the campaign's published facts, the stylesheet.
 
-use crate::campaign::value_offset;
 use crate::claims::PageFigures;
 use crate::error::Lines;
 use crate::layout;
@@ -58,12 +57,11 @@ impl Header {
         let mut field = |key: &str, original: &str, public: &str| {
             let e = refs.expand_meta(c, key, original, public)?;
             figures.computed.extend(e.values);
-            figures.typed.extend(typed_in_meta(
-                &lines,
-                det,
-                original,
-                value_offset(&c.text, key, original),
-            ));
+            if let Some(at) = typed_at(&c.text, key, original, 0) {
+                figures
+                    .typed
+                    .extend(typed_in_meta(&lines, det, original, at));
+            }
             Ok::<_, crate::error::Error>(crate::claims::unmark(&e.text).into_owned())
         };
         let (m, o) = (&p.meta, &c.meta);
@@ -83,20 +81,22 @@ impl Header {
         // over campaign.json, however many pages.
         let mut from = c.text.find("\"pages\"").unwrap_or(0);
         for page in o.pages.iter().map(|p| &p.title) {
-            if !page.bytes().any(|b| b.is_ascii_digit()) {
-                continue;
+            if let Some(at) = typed_at(&c.text, "title", page, from) {
+                figures.typed.extend(typed_in_meta(&lines, det, page, at));
+                from = at + 1;
             }
-            let quoted = serde_json::to_string(page).unwrap_or_default();
-            let Some(i) = c.text[from..].find(&quoted) else {
-                continue;
-            };
-            figures
-                .typed
-                .extend(typed_in_meta(&lines, det, page, from + i));
-            from += i + quoted.len();
         }
         Ok((header, figures))
     }
+}
+
+/// Where campaign.json spells `value` of `key` (at or after `from`), when
+/// it has a digit to look at.
+fn typed_at(text: &str, key: &str, value: &str, from: usize) -> Option<usize> {
+    if !value.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    crate::claims::literal_of(text, key, value, from)
 }
 
 /// The figures typed in campaign.json's string `original`, spelled at byte
