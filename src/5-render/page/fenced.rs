@@ -400,6 +400,13 @@ pub(crate) fn unresolved(html: &str) -> Option<String> {
     literal.find(&outside).map(|m| m.as_str().to_string())
 }
 
+/// `s` as writers that keep to ASCII spell it, when that differs from
+/// `quoted` (serde_json's spelling).
+fn ascii_spelled(s: &str, quoted: &str) -> Option<String> {
+    let ascii = crate::claims::ascii_json(s);
+    (ascii != quoted).then_some(ascii)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,11 +433,4 @@ mod tests {
         let shown = "<pre><code>`=data/x.json#/a`\n</code></pre><p>a = b # c</p>";
         assert_eq!(unresolved(shown), None);
     }
-}
-
-/// `s` as writers that keep to ASCII spell it, when that differs from
-/// `quoted` (serde_json's spelling).
-fn ascii_spelled(s: &str, quoted: &str) -> Option<String> {
-    let ascii = crate::claims::ascii_json(s);
-    (ascii != quoted).then_some(ascii)
 }
