@@ -666,3 +666,28 @@ fn figures_in_escaped_strings_are_placed_where_the_file_spells_them() {
         .collect();
     assert_eq!(texts, ["149.1", "128", "150"]);
 }
+
+/// The dense worst case for data strings: 20,000 ledger records whose
+/// `result` holds a private address, so the record holds it redacted and
+/// the file never spells it so. The build stays linear, and no figure of
+/// a redacted string (nor the address) reaches audit.json.
+#[test]
+fn many_redacted_data_strings_stay_linear_and_private() {
+    let failures: String = (0..20_000)
+        .map(|i| {
+            format!("{{\"id\": \"F{i}\", \"gate\": \"g\", \"result\": \"host 10.0.0.5 at {i}.5 tok/s\"}}\n")
+        })
+        .collect();
+    let dir = campaign_of(
+        &[("index.md", &format!("## Failures\n{LEDGER}"))],
+        &[("data/failures.jsonl", &failures)],
+        "",
+    );
+    let o = build(&dir, &site(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let audit = read(&site(&dir).join("figs/audit.json"));
+    assert!(!audit.contains("10.0.0.5"));
+    assert!(audit_figures(&dir, "figs")
+        .iter()
+        .all(|f| f["file"].as_str() != Some("data/failures.jsonl")));
+}

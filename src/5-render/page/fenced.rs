@@ -83,7 +83,7 @@ impl Renderer<'_> {
         self.html.push_str(&rendered.html);
         self.html.push('\n');
         self.caption_figures(&block, body_start);
-        self.data_figures(&rendered.data_texts);
+        self.data_figures(&rendered.data_texts)?;
         if let Some(source) = &rendered.source {
             let (line, _) = self.lines.line_col(at);
             let at = format!("{kind} at {}:{line}", self.store.public.name(self.file));
@@ -108,7 +108,7 @@ impl Renderer<'_> {
     /// for from where the previous one was found (records come in file
     /// order); one the file does not spell as the record holds it (a
     /// redacted value) is not looked into.
-    fn data_figures(&mut self, texts: &[crate::blocks::DataText]) {
+    fn data_figures(&mut self, texts: &[crate::blocks::DataText]) -> Result<()> {
         let mut by_file: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
         for t in texts
             .iter()
@@ -116,42 +116,44 @@ impl Renderer<'_> {
         {
             by_file.entry(&t.file).or_default().push(&t.text);
         }
-        let det = &self.store.redactor.detector;
         for (file, strings) in by_file {
-            let Some(text) = self
-                .evidence
-                .read_verified(file)
-                .ok()
-                .and_then(|b| String::from_utf8(b).ok())
-            else {
+            // The store read it as text already: a file that changed since
+            // it was verified fails here as it would there.
+            let Ok(text) = String::from_utf8(self.evidence.read_verified(file)?) else {
                 continue;
             };
-            let lines = crate::error::Lines::new(&text);
-            let public = self.store.public.name(file).to_string();
-            let mut from = 0;
-            for s in strings {
-                // As JSON writes it, as writers that keep to ASCII do
-                // (`\u00e9`), or as it is (a CSV field).
-                let quoted = serde_json::to_string(s).unwrap_or_default();
-                let find = |needle: &str| text[from..].find(needle).map(|i| from + i);
-                let ascii = || ascii_spelled(s, &quoted);
-                let (at, len, json) = match find(&quoted) {
-                    Some(at) => (at, quoted.len(), true),
-                    None => match ascii().and_then(|a| find(&a).map(|at| (at, a.len()))) {
-                        Some((at, len)) => (at, len, true),
-                        None => match find(s) {
-                            Some(at) => (at, s.len(), false),
-                            None => continue,
-                        },
-                    },
-                };
-                from = at + len;
-                let typed = without_references(s);
-                for mut f in crate::claims::in_string(&lines, s, &typed, at, json) {
-                    if !det.any_candidate_in([crate::claims::word_at(&text, f.offset)]) {
-                        f.file = Some(public.clone());
-                        self.figures.typed.push(f);
-                    }
+            self.figures_in_file(file, &text, &strings);
+        }
+        Ok(())
+    }
+
+    /// The figures of `strings`, in the order `file` (its `text`) holds
+    /// them. Each string is looked for after the last one found. Looking
+    /// costs at most sixteen times the file's length and a megabyte in all
+    /// (a string the file does not spell as the record holds it, say
+    /// redacted, costs a search to the end); past that, the rest are not
+    /// looked into, so a dense file of such strings stays linear.
+    fn figures_in_file(&mut self, file: &str, text: &str, strings: &[&str]) {
+        let det = &self.store.redactor.detector;
+        let lines = crate::error::Lines::new(text);
+        let public = self.store.public.name(file).to_string();
+        let mut budget = 16 * text.len() + (1 << 20);
+        let mut from = 0;
+        for s in strings {
+            let Some((at, len, json)) = spelled_in(text, from, s) else {
+                budget = budget.saturating_sub(3 * (text.len() - from));
+                if budget == 0 {
+                    break;
+                }
+                continue;
+            };
+            budget = budget.saturating_sub(at - from);
+            from = at + len;
+            let typed = without_references(s);
+            for mut f in crate::claims::in_string(&lines, s, &typed, at, json) {
+                if !det.any_candidate_in([crate::claims::word_at(text, f.offset)]) {
+                    f.file = Some(public.clone());
+                    self.figures.typed.push(f);
                 }
             }
         }
@@ -400,11 +402,23 @@ pub(crate) fn unresolved(html: &str) -> Option<String> {
     literal.find(&outside).map(|m| m.as_str().to_string())
 }
 
-/// `s` as writers that keep to ASCII spell it, when that differs from
-/// `quoted` (serde_json's spelling).
-fn ascii_spelled(s: &str, quoted: &str) -> Option<String> {
+/// Where `text` spells the string `s`, at or after byte `from`: as JSON
+/// writes it, as writers that keep to ASCII do (`\u00e9`), or as it is
+/// (a CSV field). The offset, the spelling's length, and whether it is
+/// JSON-quoted.
+fn spelled_in(text: &str, from: usize, s: &str) -> Option<(usize, usize, bool)> {
+    let find = |needle: &str| text[from..].find(needle).map(|i| from + i);
+    let quoted = serde_json::to_string(s).unwrap_or_default();
+    if let Some(at) = find(&quoted) {
+        return Some((at, quoted.len(), true));
+    }
     let ascii = crate::claims::ascii_json(s);
-    (ascii != quoted).then_some(ascii)
+    if ascii != quoted {
+        if let Some(at) = find(&ascii) {
+            return Some((at, ascii.len(), true));
+        }
+    }
+    find(s).map(|at| (at, s.len(), false))
 }
 
 #[cfg(test)]

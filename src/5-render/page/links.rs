@@ -16,12 +16,13 @@ impl Renderer<'_> {
         // `http://10.5/` all lead to 10.0.0.5, and are written so).
         let decoded = percent_encoding::percent_decode_str(dest).decode_utf8_lossy();
         let dotted = decoded.replace(['\u{3002}', '\u{FF0E}', '\u{FF61}'], ".");
-        let parsed = url::Url::parse(dest).map(String::from).unwrap_or_default();
+        let url = url::Url::parse(dest).ok();
+        let parsed = url.as_ref().map_or("", url::Url::as_str);
         let det = &self.store.redactor.detector;
-        [dest, &decoded, &dotted, &parsed]
+        [dest, &decoded, &dotted, parsed]
             .iter()
             .all(|t| det.find(t.as_bytes()).is_empty())
-            && !odd_numeric_host(dest)
+            && !url.as_ref().is_some_and(|u| odd_numeric_host(dest, u))
     }
 
     /// Remember a link to `page#id` for [`check_anchors`].
@@ -105,10 +106,7 @@ impl Renderer<'_> {
 /// A host the URL Standard reads as an IPv4 address but that is not
 /// written as one (`10.5`, `0x0a.0.0.5`, `012.0.0.5`, `167772165`): the
 /// text hides where the link leads, so it is dropped whatever the address.
-fn odd_numeric_host(dest: &str) -> bool {
-    let Ok(url) = url::Url::parse(dest) else {
-        return false;
-    };
+fn odd_numeric_host(dest: &str, url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Ipv4(ip)) => {
             let written = dest.to_ascii_lowercase();

@@ -432,10 +432,8 @@ fn keep_sources(
     loaded: &[(SourceKey, Arc<crate::data::Source>)],
     state: &str,
 ) {
-    let id = &campaign.c.meta.id;
-    cache
-        .sources
-        .retain(|fp, _| !fp.starts_with(&format!("{id}\0")));
+    let prefix = format!("{}\0", campaign.c.meta.id);
+    cache.sources.retain(|fp, _| !fp.starts_with(&prefix));
     for (key, source) in loaded {
         if let Some(fp) = source_fingerprint(campaign, key, state) {
             cache.sources.insert(fp, (key.clone(), source.clone()));
