@@ -197,22 +197,73 @@ impl View {
     }
 }
 
-/// A decoded view of raw bytes: its text, and for each of its bytes the
-/// raw span it came from, so a value found in the view is replaced in the
-/// raw bytes.
+/// A decoded view of raw bytes: its text, and the raw span each piece of
+/// it came from, so a value found in the view is replaced in the raw
+/// bytes. Pieces, not a span per byte: most of a view is runs of raw bytes
+/// kept as they are, and a span per byte cost eight bytes of memory for
+/// every byte scanned.
 struct Decoded {
     text: Vec<u8>,
-    from: Vec<u32>,
-    to: Vec<u32>,
+    pieces: Vec<Piece>,
+}
+
+/// Where view bytes `at..` (up to the next piece) came from.
+#[derive(Clone, Copy)]
+struct Piece {
+    at: u32,
+    from: u32,
+    to: u32,
+    stride: Stride,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stride {
+    /// Every byte of the piece came from the whole span `from..to` (a
+    /// decoded reference, a tag read as a space).
+    Whole,
+    /// Byte `k` of the piece is raw byte `from + k`.
+    One,
+    /// Byte `k` of the piece is raw bytes `from + 2k..from + 2k + 2` (a
+    /// UTF-16LE character read as its low byte).
+    Two,
 }
 
 impl Decoded {
-    fn push(&mut self, bytes: &[u8], from: usize, to: usize) {
-        self.text.extend_from_slice(bytes);
-        for _ in bytes {
-            self.from.push(from as u32);
-            self.to.push(to as u32);
+    fn with_capacity(n: usize) -> Self {
+        Decoded {
+            text: Vec::with_capacity(n),
+            pieces: Vec::new(),
         }
+    }
+
+    fn piece(&mut self, len: usize, from: usize, to: usize, stride: Stride) {
+        if len == 0 {
+            return;
+        }
+        let at = self.text.len() as u32;
+        let (from, to) = (from as u32, to as u32);
+        match self.pieces.last_mut() {
+            // A run that goes on where the last one stopped: one piece.
+            Some(last) if stride != Stride::Whole && last.stride == stride && last.to == from => {
+                last.to = to;
+            }
+            // The same span again (a tag's line breaks): one piece.
+            Some(last)
+                if stride == Stride::Whole
+                    && last.stride == stride
+                    && (last.from, last.to) == (from, to) => {}
+            _ => self.pieces.push(Piece {
+                at,
+                from,
+                to,
+                stride,
+            }),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8], from: usize, to: usize) {
+        self.piece(bytes.len(), from, to, Stride::Whole);
+        self.text.extend_from_slice(bytes);
     }
 
     fn push_char(&mut self, c: char, from: usize, to: usize) {
@@ -223,14 +274,24 @@ impl Decoded {
 
     /// Raw bytes `from..to` as they are: each its own span.
     fn push_run(&mut self, raw: &[u8], from: usize, to: usize) {
+        self.piece(to - from, from, to, Stride::One);
         self.text.extend_from_slice(&raw[from..to]);
-        self.from.extend(from as u32..to as u32);
-        self.to.extend(from as u32 + 1..=to as u32);
+    }
+
+    /// The raw span of view byte `i`.
+    fn span_of(&self, i: usize) -> (usize, usize) {
+        let p = self.pieces[self.pieces.partition_point(|p| p.at as usize <= i) - 1];
+        let (k, from) = (i - p.at as usize, p.from as usize);
+        match p.stride {
+            Stride::Whole => (from, p.to as usize),
+            Stride::One => (from + k, from + k + 1),
+            Stride::Two => (from + 2 * k, from + 2 * k + 2),
+        }
     }
 
     /// The raw span of view bytes `start..end`.
     fn raw(&self, start: usize, end: usize) -> (usize, usize) {
-        (self.from[start] as usize, self.to[end - 1] as usize)
+        (self.span_of(start).0, self.span_of(end - 1).1)
     }
 }
 
@@ -315,11 +376,7 @@ fn views(raw: &[u8], view: View) -> Vec<Decoded> {
 }
 
 fn decode(raw: &[u8], d: Decode) -> Decoded {
-    let mut out = Decoded {
-        text: Vec::with_capacity(raw.len()),
-        from: Vec::with_capacity(raw.len()),
-        to: Vec::with_capacity(raw.len()),
-    };
+    let mut out = Decoded::with_capacity(raw.len());
     let special = d.special_bytes();
     let mut i = 0;
     while i < raw.len() {
@@ -438,11 +495,7 @@ fn entity(s: &[u8]) -> Option<(char, usize)> {
 /// alignment, as `strings -e l` finds them), one per line.
 fn utf16le_strings(raw: &[u8]) -> Option<Decoded> {
     let printable = |b: u8| b == b'\t' || (0x20..0x7F).contains(&b);
-    let mut out = Decoded {
-        text: Vec::new(),
-        from: Vec::new(),
-        to: Vec::new(),
-    };
+    let mut out = Decoded::with_capacity(0);
     let mut i = 0;
     while i + 1 < raw.len() {
         let mut j = i;
@@ -450,9 +503,8 @@ fn utf16le_strings(raw: &[u8]) -> Option<Decoded> {
             j += 2;
         }
         if j - i >= 8 {
-            for k in (i..j).step_by(2) {
-                out.push(&raw[k..k + 1], k, k + 2);
-            }
+            out.piece((j - i) / 2, i, j, Stride::Two);
+            out.text.extend(raw[i..j].iter().step_by(2));
             out.push(b"\n", j, j);
             i = j;
         } else {

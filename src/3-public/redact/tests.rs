@@ -309,3 +309,32 @@ fn tags_come_out_inline_ones_without_a_trace() {
         "open <tag never closed"
     );
 }
+
+/// A value found in a decoded view is placed on the raw bytes it came
+/// from: across tags and references (markup), and in a binary's UTF-16LE
+/// strings (two raw bytes per character).
+#[test]
+fn views_place_values_on_their_raw_bytes() {
+    let det = Detector::builtin();
+    let page = b"<p>at 10.0.<em>0</em>&#46;5 and <b>x</b> 192&period;168.1.7</p>";
+    let hits = scan::find_all(&det, page, scan::View::Markup);
+    let spans: Vec<&str> = hits
+        .iter()
+        .map(|h| std::str::from_utf8(&page[h.start..h.end]).unwrap())
+        .collect();
+    assert_eq!(spans, ["10.0.<em>0</em>&#46;5", "192&period;168.1.7"]);
+
+    let mut binary = b"\x00\x01head\x00".to_vec();
+    let at = binary.len();
+    for c in "host 10.9.8.7 up".bytes() {
+        binary.extend([c, 0]);
+    }
+    binary.extend(b"\x00\x00tail");
+    let hits = scan::find_all(&det, &binary, scan::View::Strings);
+    assert_eq!(hits.len(), 1);
+    let start = at + 2 * "host ".len();
+    assert_eq!(
+        (hits[0].start, hits[0].end),
+        (start, start + 2 * "10.9.8.7".len())
+    );
+}
