@@ -69,39 +69,49 @@ const DATA_TYPES: &[&str] = &[
     "application/octet-stream",
 ];
 
+/// A refused construct: file, line, column and what it is.
+type Refused = (String, usize, usize, &'static str);
+
 /// Check every markup file and stylesheet under `root`: exit 1 listing
 /// each refused construct, or `Ok`.
 pub(crate) fn check_tree(root: &Path) -> Result<()> {
-    let files: Vec<walkdir::DirEntry> = walkdir::WalkDir::new(root)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_file() && (is_markup(e.path()) || is_css(e.path())))
-        .collect();
-    // Sorted by file, then position in it: a stable report.
-    let mut found: Vec<(String, usize, usize, &'static str)> = files
+    // A file or folder that cannot be read fails the gate: it is never
+    // taken as empty.
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(root).to_path_buf();
+            crate::error::Error::failed("list", &path, e)
+        })?;
+        if entry.file_type().is_file() && (is_markup(entry.path()) || is_css(entry.path())) {
+            files.push(entry);
+        }
+    }
+    let found: Vec<Vec<Refused>> = files
         .par_iter()
         .map(|e| {
             let rel = e.path().strip_prefix(root).unwrap_or(e.path());
             let rel = rel.to_string_lossy().replace('\\', "/");
-            let text = std::fs::read(e.path())
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
+            // UTF-8 as written (no copy); anything else read as a
+            // browser would, invalid bytes replaced.
+            let text = String::from_utf8(crate::fsx::read(e.path())?)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
             let found = if is_css(e.path()) {
                 css_found(&text, 0)
             } else {
                 check(&text)
             };
-            found
+            Ok(found
                 .into_iter()
                 .map(|(offset, why)| {
                     let (line, col) = crate::error::line_col(&text, offset);
                     (rel.clone(), line, col, why)
                 })
-                .collect::<Vec<_>>()
+                .collect())
         })
-        .flatten()
-        .collect();
+        .collect::<Result<_>>()?;
+    // Sorted by file, then position in it: a stable report.
+    let mut found: Vec<Refused> = found.into_iter().flatten().collect();
     if found.is_empty() {
         return Ok(());
     }
