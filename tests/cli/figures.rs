@@ -450,6 +450,27 @@ fn a_line_of_a_hundred_thousand_figures_is_read_in_one_pass() {
     assert_eq!(figures[n - 1]["text"], "7999");
 }
 
+/// A paragraph of 60,000 lines is one run of text, joined once (it was
+/// joined line by line, copying all before each line: quadratic), with
+/// each line's figure placed on its own line.
+#[test]
+fn a_paragraph_of_sixty_thousand_lines_is_one_run_of_text() {
+    let n = 60_000;
+    let lines: Vec<String> = (0..n)
+        .map(|i| format!("line {} of the run", 7000 + i % 1000))
+        .collect();
+    let dir = campaign(&format!("## Results\n\n{}\n", lines.join("\n")), "");
+    let out = site(&dir);
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let figures = audit_figures(&dir, "figs");
+    assert_eq!(figures.len(), n);
+    assert_eq!(figures[n - 1]["at"], format!("{}:6", 3 + n - 1));
+    let html = std::fs::read_to_string(out.join("figs/index.html")).unwrap();
+    let paragraph = format!("<p>{}</p>", lines.join("\n"));
+    assert!(html.contains(&paragraph), "the paragraph is not one <p>");
+}
+
 /// Campaign `figs` with the pages `pages` (file, Markdown; the first is
 /// index.md), data/r.json, the data files `data` and campaign.json's
 /// `extra` fields.

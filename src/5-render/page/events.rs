@@ -17,7 +17,10 @@ impl<'a> Renderer<'a> {
     /// across events) and every text, code and HTML string redacted. Link
     /// targets stay as written: [`Self::link`] checks and rewrites them.
     fn public_events(&self) -> Vec<(Event<'a>, Range<usize>)> {
-        let mut events: Vec<(Event<'a>, Range<usize>)> = Vec::with_capacity(self.text.len() / 8);
+        let mut events: Vec<(Event<'a>, Range<usize>)> = Vec::with_capacity(self.text.len() / 4);
+        // Adjacent text events are one run of text: joined in `joined`, so
+        // a run of many pieces (lines, references) is copied once.
+        let mut joined: Option<String> = None;
         for (e, r) in Parser::new_ext(self.text, options()).into_offset_iter() {
             // A soft line break is white space inside the text run: a name
             // wrapped over two lines is still one name.
@@ -26,12 +29,14 @@ impl<'a> Renderer<'a> {
                 e => e,
             };
             if let (Event::Text(t), Some((Event::Text(prev), prev_r))) = (&e, events.last_mut()) {
-                *prev = format!("{prev}{t}").into();
+                joined.get_or_insert_with(|| prev.to_string()).push_str(t);
                 prev_r.end = r.end;
                 continue;
             }
+            join_text(&mut events, &mut joined);
             events.push((e, r));
         }
+        join_text(&mut events, &mut joined);
         // Nothing in the page's strings can match: no string needs its own
         // redaction pass.
         let strings = events.iter().filter_map(|(e, _)| match e {
@@ -226,5 +231,12 @@ impl<'a> Renderer<'a> {
             },
             other => other,
         }))
+    }
+}
+
+/// The text run being joined, as the last event's text.
+fn join_text<'a>(events: &mut [(Event<'a>, Range<usize>)], joined: &mut Option<String>) {
+    if let (Some(text), Some((last, _))) = (joined.take(), events.last_mut()) {
+        *last = Event::Text(text.into());
     }
 }
