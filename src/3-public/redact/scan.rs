@@ -375,14 +375,44 @@ fn views(raw: &[u8], view: View) -> Vec<Decoded> {
         .collect()
 }
 
+/// Where the next byte a view may change is: memchr for one to three such
+/// bytes (most views), else a table lookup per byte.
+enum Special<'t> {
+    One(u8),
+    Two(u8, u8),
+    Three(u8, u8, u8),
+    Table(&'t [bool; 256]),
+}
+
+impl<'t> Special<'t> {
+    fn new(table: &'t [bool; 256]) -> Self {
+        let bytes: Vec<u8> = (0..=255u8).filter(|&b| table[usize::from(b)]).collect();
+        match bytes[..] {
+            [a] => Special::One(a),
+            [a, b] => Special::Two(a, b),
+            [a, b, c] => Special::Three(a, b, c),
+            _ => Special::Table(table),
+        }
+    }
+
+    fn find(&self, hay: &[u8]) -> Option<usize> {
+        match *self {
+            Special::One(a) => memchr::memchr(a, hay),
+            Special::Two(a, b) => memchr::memchr2(a, b, hay),
+            Special::Three(a, b, c) => memchr::memchr3(a, b, c, hay),
+            Special::Table(t) => hay.iter().position(|&b| t[usize::from(b)]),
+        }
+    }
+}
+
 fn decode(raw: &[u8], d: Decode) -> Decoded {
     let mut out = Decoded::with_capacity(raw.len());
     let special = d.special_bytes();
+    let next = Special::new(&special);
     let mut i = 0;
     while i < raw.len() {
         // A run of bytes this view keeps as they are, in one go.
-        let run = raw[i..].iter().position(|&b| special[usize::from(b)]);
-        let j = run.map_or(raw.len(), |n| i + n);
+        let j = next.find(&raw[i..]).map_or(raw.len(), |n| i + n);
         if j > i {
             out.push_run(raw, i, j);
             i = j;

@@ -381,6 +381,10 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
 /// The page text as shown: each `[~FIGURE]` marker becomes `FIGURE`.
 pub(crate) fn unmark(s: &str) -> std::borrow::Cow<'_, str> {
     static MARK: OnceLock<Regex> = OnceLock::new();
+    // Most text holds no marker: not worth a regex search each.
+    if !s.contains("[~") {
+        return std::borrow::Cow::Borrowed(s);
+    }
     let re = MARK.get_or_init(|| Regex::new(r"\[~([^\[\]\n]{1,80})\]").expect("valid marker"));
     re.replace_all(s, "$1")
 }
