@@ -583,3 +583,33 @@ fn progress_bar_only_on_a_terminal_for_large_work() {
         stdout(&o)
     );
 }
+
+/// audit.json keeps each record of a list on a line of its own, and the
+/// document reads as the same JSON a pretty printer would have written.
+#[test]
+fn audit_json_lists_one_record_a_line() {
+    let out = scratch("audit-record-lines").join("site");
+    let o = build(&repo().join("sample-artifacts"), &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = read(&out.join("glm53-flash-linux-vs-wsl/audit.json"));
+    let doc: Value = serde_json::from_str(&text).expect("audit.json parses");
+    let again: Value = serde_json::from_str(&serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    assert_eq!(doc, again);
+    for list in ["files", "blocks", "ledger", "checks", "figures"] {
+        let records = doc[list].as_array().expect(list);
+        assert!(!records.is_empty(), "{list} is empty in the sample");
+        // Each record is one line, indented under its list, that parses
+        // on its own as the record.
+        let start = text.find(&format!("\n  \"{list}\": [\n")).expect(list);
+        let lines: Vec<&str> = text[start..].lines().skip(2).take(records.len()).collect();
+        for (line, record) in lines.iter().zip(records) {
+            let one = line.strip_prefix("    ").expect("indented record");
+            let one: Value = serde_json::from_str(one.trim_end_matches(',')).expect(line);
+            assert_eq!(&one, record);
+        }
+    }
+    assert!(
+        text.ends_with("\n}\n"),
+        "ends with the closing brace and a newline"
+    );
+}

@@ -20,7 +20,9 @@ pub(crate) use values::{captions, computed, Index, Known};
 
 use crate::data::Source;
 use crate::error::EvidenceFailed;
+use rayon::prelude::*;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -93,31 +95,8 @@ pub(crate) fn check(
         return (Vec::new(), Unmatched::default());
     }
     let data = Index::new(sources, &[]);
-    let mut records = Vec::new();
-    let mut unmatched = Vec::new();
-    let mut count = 0;
-    let mut match_all = |page: &str, typed: &[Figure], own: &Index| {
-        for f in typed {
-            let hit = data.matching(f).or_else(|| own.matching(f));
-            if hit.is_none() {
-                count += 1;
-                // Only what will be printed is written out.
-                if strict || unmatched.len() < SHOWN_WARNINGS {
-                    let nearest = closer(f, data.nearest(f), own.nearest(f));
-                    let file = f.file.as_deref().unwrap_or(page);
-                    unmatched.push(unmatched_line(&dir.join(file), f, nearest));
-                }
-            }
-            records.push(Record {
-                page: page.to_string(),
-                file: f.file.clone(),
-                at: format!("{}:{}", f.line, f.col),
-                text: f.text.clone(),
-                matched: hit.map(|k| k.value),
-                source: hit.map(|k| k.source.clone()),
-            });
-        }
-    };
+    // Where each figure is shown, and what the values computed there are.
+    let mut shown: Vec<(&str, &[Figure], Cow<[Known]>)> = Vec::new();
     if !header.typed.is_empty() {
         let everywhere: Vec<Known> = pages
             .iter()
@@ -125,19 +104,63 @@ pub(crate) fn check(
             .chain(&header.computed)
             .cloned()
             .collect();
-        let own = Index::new(&[], &everywhere);
-        match_all(crate::campaign::META_NAME, &header.typed, &own);
+        shown.push((
+            crate::campaign::META_NAME,
+            &header.typed,
+            Cow::Owned(everywhere),
+        ));
     }
     for p in pages.iter().filter(|p| !p.figures.typed.is_empty()) {
-        let own = Index::new(&[], &p.figures.computed);
-        match_all(p.page, &p.figures.typed, &own);
+        let typed = &p.figures.typed[..];
+        shown.push((p.page, typed, Cow::Borrowed(&p.figures.computed)));
     }
-    let unmatched = Unmatched {
-        lines: unmatched,
-        count,
+    // Pages are matched on every core; what matched nothing is then
+    // written out in page order, and only as far as it will be printed.
+    let matched: Vec<(Index, Vec<Record>)> = shown
+        .par_iter()
+        .map(|(page, typed, computed)| {
+            let own = Index::new(&[], computed);
+            let records = typed
+                .iter()
+                .map(|f| record(page, f, data.matching(f).or_else(|| own.matching(f))))
+                .collect();
+            (own, records)
+        })
+        .collect();
+    let mut unmatched = Unmatched {
         strict,
+        ..Unmatched::default()
     };
+    for ((_, typed, _), (own, records)) in shown.iter().zip(&matched) {
+        for (f, r) in typed
+            .iter()
+            .zip(records)
+            .filter(|(_, r)| r.matched.is_none())
+        {
+            unmatched.count += 1;
+            if strict || unmatched.lines.len() < SHOWN_WARNINGS {
+                let nearest = closer(f, data.nearest(f), own.nearest(f));
+                let file = f.file.as_deref().unwrap_or(&r.page);
+                unmatched
+                    .lines
+                    .push(unmatched_line(&dir.join(file), f, nearest));
+            }
+        }
+    }
+    let records = matched.into_iter().flat_map(|(_, r)| r).collect();
     (records, unmatched)
+}
+
+/// A figure's audit record: `hit` is the value it matched, if any.
+fn record(page: &str, f: &Figure, hit: Option<&Known>) -> Record {
+    Record {
+        page: page.to_string(),
+        file: f.file.clone(),
+        at: format!("{}:{}", f.line, f.col),
+        text: f.text.clone(),
+        matched: hit.map(|k| k.value),
+        source: hit.map(|k| k.source.clone()),
+    }
 }
 
 /// Of two candidates for the value nearest `f`, the closer (the first on

@@ -398,6 +398,11 @@ pub(crate) fn unresolved(html: &str) -> Option<String> {
     let literal = LITERAL.get_or_init(|| {
         regex::Regex::new(r"(?:`|<code>)=[^`<>\s]+#[^`<>]*(?:`|</code>)").expect("valid")
     });
+    // Every literal starts "`=" or "<code>=": a page with neither has none.
+    let finder = |needle: &str| memchr::memmem::find(html.as_bytes(), needle.as_bytes());
+    if finder("`=").is_none() && finder("<code>=").is_none() {
+        return None;
+    }
     let outside = pre.replace_all(html, "");
     literal.find(&outside).map(|m| m.as_str().to_string())
 }

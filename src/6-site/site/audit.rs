@@ -67,6 +67,123 @@ struct AuditFile {
     unscanned: bool,
 }
 
+/// audit.json's layout: indented like `to_string_pretty`, except that an
+/// object at depth three or deeper (a record of a list: a file, a block,
+/// a figure) is written on one line (`{"page": "a.md", "at": "3:7", ...}`):
+/// a file of many figures stays readable line by line and about 30% smaller.
+#[derive(Default)]
+struct RecordLines {
+    /// Arrays and objects open around the value being written.
+    depth: usize,
+    /// The depth of the record being written on one line (0: none).
+    record: usize,
+    /// Whether the open array or object has a value written yet.
+    has_value: bool,
+}
+
+impl RecordLines {
+    /// Objects this deep are records.
+    const RECORD: usize = 3;
+
+    fn indent<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b"\n")?;
+        for _ in 0..self.depth {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        b: &[u8],
+        object: bool,
+    ) -> std::io::Result<()> {
+        self.depth += 1;
+        if self.record == 0 && object && self.depth >= Self::RECORD {
+            self.record = self.depth;
+        }
+        self.has_value = false;
+        w.write_all(b)
+    }
+
+    fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, b: &[u8]) -> std::io::Result<()> {
+        let on_lines = self.record == 0;
+        if self.record == self.depth {
+            self.record = 0;
+        }
+        self.depth -= 1;
+        if self.has_value && on_lines {
+            self.indent(w)?;
+        }
+        self.has_value = true;
+        w.write_all(b)
+    }
+
+    /// Before a list's value or an object's key: a comma after the first,
+    /// then a new line, or a space inside a record.
+    fn next<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        if self.record == 0 {
+            self.indent(w)
+        } else if first {
+            Ok(())
+        } else {
+            w.write_all(b" ")
+        }
+    }
+}
+
+impl serde_json::ser::Formatter for RecordLines {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[", false)
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.next(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{", true)
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.next(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
 impl Site<'_> {
     /// Campaign `i`'s audit.json, with the blocks and ledger its pages show.
     pub(super) fn audit(&self, i: usize, shown: Shown) -> Result<Vec<u8>> {
@@ -80,9 +197,14 @@ impl Site<'_> {
             checks: shown.checks,
             figures: shown.figures,
         };
-        let mut text = serde_json::to_string_pretty(&audit)?;
-        text.push('\n');
-        Ok(text.into_bytes())
+        // Sized up front: a campaign of many pages lists tens of thousands
+        // of figures, and a growing buffer is copied at each doubling.
+        let records = audit.figures.len() + audit.files.len() + audit.blocks.len();
+        let mut out = Vec::with_capacity(4096 + records * 96);
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, RecordLines::default());
+        audit.serialize(&mut ser)?;
+        out.push(b'\n');
+        Ok(out)
     }
 
     fn verification(&self, i: usize, digest: &str) -> Verification {
