@@ -45,7 +45,8 @@
 // each module keeps its short name.
 
 // 0. Shared by every stage: errors, file system, hashes, HTML escaping,
-//    the names of what a build writes, the sink every file goes through.
+//    the names of what a build writes, audit.json's record lines, the sink
+//    every file goes through.
 #[path = "0-shared/error.rs"]
 pub mod error;
 #[path = "0-shared/fsx.rs"]
@@ -56,6 +57,8 @@ mod hash;
 mod html;
 #[path = "0-shared/layout.rs"]
 mod layout;
+#[path = "0-shared/records.rs"]
+mod records;
 #[path = "0-shared/sink.rs"]
 mod sink;
 

@@ -103,6 +103,25 @@ impl<'a> Sink<'a> {
         Ok(true)
     }
 
+    /// [`Sink::write`] of the bytes `parts` hold one after the other, with
+    /// no copy of them all in one buffer (audit.json's figures are most of
+    /// a large campaign's).
+    pub(crate) fn write_parts(&self, rel: &str, parts: &[&[u8]]) -> Result<(String, bool)> {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        parts.iter().for_each(|p| h.update(p));
+        let sha = crate::hash::hex(&h.finalize());
+        if self.unchanged(rel, &sha) {
+            return Ok((sha, false));
+        }
+        let mut to = self.create(rel)?;
+        for p in parts {
+            to.write_all(p)?;
+        }
+        to.finish()?;
+        Ok((sha, true))
+    }
+
     /// Open `rel` in staging for writing, for a copy streamed through
     /// (see [`Staged`]); the caller records its hash with
     /// [`Sink::unchanged`] once known.

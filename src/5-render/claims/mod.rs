@@ -39,22 +39,37 @@ pub(crate) struct PageFigures {
 }
 
 /// A typed figure as audit.json lists it.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct Record {
+#[derive(Serialize)]
+struct Record<'a> {
     /// The page showing the figure (campaign.json for the header's).
-    pub(crate) page: String,
+    page: &'a str,
     /// The file it is typed in, when not the page (a data file).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) file: Option<String>,
+    file: Option<&'a str>,
     /// `line:col` in the file it is typed in.
-    pub(crate) at: String,
-    pub(crate) text: String,
+    #[serde(serialize_with = "line_col")]
+    at: (usize, usize),
+    text: &'a str,
     /// The value it matched, or null.
-    pub(crate) matched: Option<f64>,
+    matched: Option<f64>,
     /// Where that value came from: `FILE#POINTER`, or the block or
     /// reference that computed it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) source: Option<String>,
+    source: Option<&'a str>,
+}
+
+/// `line:col`, written straight into the output.
+fn line_col<S: serde::Serializer>(at: &(usize, usize), to: S) -> Result<S::Ok, S::Error> {
+    to.collect_str(&format_args!("{}:{}", at.0, at.1))
+}
+
+/// Every typed figure's record, written as audit.json's `figures` lists
+/// them: a line each ([`crate::records::line`]), joined by `,\n`. Written
+/// as the figures are checked, so a campaign of many figures holds text,
+/// not a structure per figure.
+#[derive(Debug, Default)]
+pub(crate) struct Records {
+    pub(crate) lines: Vec<u8>,
 }
 
 /// One page's figures as the check reads them.
@@ -90,13 +105,13 @@ pub(crate) fn check(
     header: &PageFigures,
     sources: &[Arc<Source>],
     strict: bool,
-) -> (Vec<Record>, Unmatched) {
+) -> (Records, Unmatched) {
     if header.typed.is_empty() && pages.iter().all(|p| p.figures.typed.is_empty()) {
-        return (Vec::new(), Unmatched::default());
+        return (Records::default(), Unmatched::default());
     }
     let data = Index::new(sources, &[]);
     // Where each figure is shown, and what the values computed there are.
-    let mut shown: Vec<(&str, &[Figure], Cow<[Known]>)> = Vec::new();
+    let mut shown: Vec<Shown> = Vec::new();
     if !header.typed.is_empty() {
         let everywhere: Vec<Known> = pages
             .iter()
@@ -104,63 +119,81 @@ pub(crate) fn check(
             .chain(&header.computed)
             .cloned()
             .collect();
-        shown.push((
-            crate::campaign::META_NAME,
-            &header.typed,
-            Cow::Owned(everywhere),
-        ));
+        shown.push(Shown {
+            page: crate::campaign::META_NAME,
+            typed: &header.typed,
+            computed: Cow::Owned(everywhere),
+        });
     }
     for p in pages.iter().filter(|p| !p.figures.typed.is_empty()) {
-        let typed = &p.figures.typed[..];
-        shown.push((p.page, typed, Cow::Borrowed(&p.figures.computed)));
+        shown.push(Shown {
+            page: p.page,
+            typed: &p.figures.typed,
+            computed: Cow::Borrowed(&p.figures.computed),
+        });
     }
-    // Pages are matched on every core; what matched nothing is then
-    // written out in page order, and only as far as it will be printed.
-    let matched: Vec<(Index, Vec<Record>)> = shown
+    // Pages are matched and their records written on every core; what
+    // matched nothing is then written out in page order, and only as far
+    // as it will be printed.
+    let matched: Vec<(Index, Vec<bool>, Vec<u8>)> = shown
         .par_iter()
-        .map(|(page, typed, computed)| {
-            let own = Index::new(&[], computed);
-            let records = typed
-                .iter()
-                .map(|f| record(page, f, data.matching(f).or_else(|| own.matching(f))))
-                .collect();
-            (own, records)
-        })
+        .map(
+            |Shown {
+                 page,
+                 typed,
+                 computed,
+             }| {
+                let own = Index::new(&[], computed);
+                let mut lines = Vec::with_capacity(typed.len() * 80);
+                let mut hits = Vec::with_capacity(typed.len());
+                for f in typed.iter() {
+                    let hit = data.matching(f).or_else(|| own.matching(f));
+                    hits.push(hit.is_some());
+                    let record = Record {
+                        page,
+                        file: f.file.as_deref(),
+                        at: (f.line, f.col),
+                        text: &f.text,
+                        matched: hit.map(|k| k.value),
+                        source: hit.map(|k| k.source.as_str()),
+                    };
+                    crate::records::line(&mut lines, &record).expect("a record serializes");
+                    lines.extend_from_slice(b",\n");
+                }
+                (own, hits, lines)
+            },
+        )
         .collect();
     let mut unmatched = Unmatched {
         strict,
         ..Unmatched::default()
     };
-    for ((_, typed, _), (own, records)) in shown.iter().zip(&matched) {
-        for (f, r) in typed
-            .iter()
-            .zip(records)
-            .filter(|(_, r)| r.matched.is_none())
-        {
+    for (Shown { page, typed, .. }, (own, hits, _)) in shown.iter().zip(&matched) {
+        for (f, _) in typed.iter().zip(hits).filter(|(_, hit)| !**hit) {
             unmatched.count += 1;
             if strict || unmatched.lines.len() < SHOWN_WARNINGS {
                 let nearest = closer(f, data.nearest(f), own.nearest(f));
-                let file = f.file.as_deref().unwrap_or(&r.page);
+                let file = f.file.as_deref().unwrap_or(page);
                 unmatched
                     .lines
                     .push(unmatched_line(&dir.join(file), f, nearest));
             }
         }
     }
-    let records = matched.into_iter().flat_map(|(_, r)| r).collect();
-    (records, unmatched)
+    let size = matched.iter().map(|(_, _, l)| l.len()).sum();
+    let mut lines = Vec::with_capacity(size);
+    for (_, _, l) in matched {
+        lines.extend_from_slice(&l);
+    }
+    lines.truncate(lines.len().saturating_sub(2));
+    (Records { lines }, unmatched)
 }
 
-/// A figure's audit record: `hit` is the value it matched, if any.
-fn record(page: &str, f: &Figure, hit: Option<&Known>) -> Record {
-    Record {
-        page: page.to_string(),
-        file: f.file.clone(),
-        at: format!("{}:{}", f.line, f.col),
-        text: f.text.clone(),
-        matched: hit.map(|k| k.value),
-        source: hit.map(|k| k.source.clone()),
-    }
+/// Where typed figures are shown, and the values computed there.
+struct Shown<'a> {
+    page: &'a str,
+    typed: &'a [Figure],
+    computed: Cow<'a, [Known]>,
 }
 
 /// Of two candidates for the value nearest `f`, the closer (the first on

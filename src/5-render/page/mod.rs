@@ -216,6 +216,11 @@ pub(crate) fn render(
     // Typed figures of the title are the header's (campaign.json); the
     // values its references show are this page's.
     r.figures.computed.extend(title.values);
+    // Every page is held until the last is rendered (the header reads the
+    // ledger of all): what grew by doubling is trimmed to what it holds.
+    r.html.shrink_to_fit();
+    r.figures.typed.shrink_to_fit();
+    r.figures.computed.shrink_to_fit();
     Ok(Page {
         title: crate::claims::unmark(&title.text).into_owned(),
         file: page.file.clone(),

@@ -9,6 +9,7 @@ use crate::copies;
 use crate::error::Result;
 use crate::manifest::Format as ManifestFormat;
 use crate::page::BlockRecord;
+use crate::records::RecordLines;
 use crate::redact::Counts;
 use crate::render::GENERATOR;
 use serde::Serialize;
@@ -26,8 +27,6 @@ struct Audit {
     /// campaign.json's consistency checks, each with both values read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     checks: Vec<super::checks::Outcome>,
-    /// Every number typed in the pages and the value it matched.
-    figures: Vec<crate::claims::Record>,
 }
 
 #[derive(Serialize)]
@@ -67,126 +66,11 @@ struct AuditFile {
     unscanned: bool,
 }
 
-/// audit.json's layout: indented like `to_string_pretty`, except that an
-/// object at depth three or deeper (a record of a list: a file, a block,
-/// a figure) is written on one line (`{"page": "a.md", "at": "3:7", ...}`):
-/// a file of many figures stays readable line by line and about 30% smaller.
-#[derive(Default)]
-struct RecordLines {
-    /// Arrays and objects open around the value being written.
-    depth: usize,
-    /// The depth of the record being written on one line (0: none).
-    record: usize,
-    /// Whether the open array or object has a value written yet.
-    has_value: bool,
-}
-
-impl RecordLines {
-    /// Objects this deep are records.
-    const RECORD: usize = 3;
-
-    fn indent<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b"\n")?;
-        for _ in 0..self.depth {
-            w.write_all(b"  ")?;
-        }
-        Ok(())
-    }
-
-    fn open<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        b: &[u8],
-        object: bool,
-    ) -> std::io::Result<()> {
-        self.depth += 1;
-        if self.record == 0 && object && self.depth >= Self::RECORD {
-            self.record = self.depth;
-        }
-        self.has_value = false;
-        w.write_all(b)
-    }
-
-    fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, b: &[u8]) -> std::io::Result<()> {
-        let on_lines = self.record == 0;
-        if self.record == self.depth {
-            self.record = 0;
-        }
-        self.depth -= 1;
-        if self.has_value && on_lines {
-            self.indent(w)?;
-        }
-        self.has_value = true;
-        w.write_all(b)
-    }
-
-    /// Before a list's value or an object's key: a comma after the first,
-    /// then a new line, or a space inside a record.
-    fn next<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
-        if !first {
-            w.write_all(b",")?;
-        }
-        if self.record == 0 {
-            self.indent(w)
-        } else if first {
-            Ok(())
-        } else {
-            w.write_all(b" ")
-        }
-    }
-}
-
-impl serde_json::ser::Formatter for RecordLines {
-    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.open(w, b"[", false)
-    }
-
-    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.close(w, b"]")
-    }
-
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.next(w, first)
-    }
-
-    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-
-    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.open(w, b"{", true)
-    }
-
-    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.close(w, b"}")
-    }
-
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.next(w, first)
-    }
-
-    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b": ")
-    }
-
-    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-}
-
 impl Site<'_> {
-    /// Campaign `i`'s audit.json, with the blocks and ledger its pages show.
-    pub(super) fn audit(&self, i: usize, shown: Shown) -> Result<Vec<u8>> {
+    /// Campaign `i`'s audit.json, with the blocks and ledger its pages
+    /// show: the document's parts in order (the typed figures' lines, as
+    /// the render stage wrote them, are its last list).
+    pub(super) fn audit(&self, i: usize, shown: Shown) -> Result<[Vec<u8>; 3]> {
         let audit = Audit {
             generator: GENERATOR,
             campaign: shown_meta(&self.publics[i].meta, shown.header),
@@ -195,16 +79,22 @@ impl Site<'_> {
             blocks: shown.blocks,
             ledger: shown.ledger,
             checks: shown.checks,
-            figures: shown.figures,
         };
-        // Sized up front: a campaign of many pages lists tens of thousands
-        // of figures, and a growing buffer is copied at each doubling.
-        let records = audit.figures.len() + audit.files.len() + audit.blocks.len();
-        let mut out = Vec::with_capacity(4096 + records * 96);
-        let mut ser = serde_json::Serializer::with_formatter(&mut out, RecordLines::default());
+        let mut head = Vec::with_capacity(4096 + audit.files.len() * 200);
+        let mut ser = serde_json::Serializer::with_formatter(&mut head, RecordLines::default());
         audit.serialize(&mut ser)?;
-        out.push(b'\n');
-        Ok(out)
+        let closed = head.len() - 2;
+        assert_eq!(&head[closed..], b"\n}", "audit.json ends with its object");
+        head.truncate(closed);
+        head.extend_from_slice(b",\n  \"figures\": [");
+        let figures = shown.figures.lines;
+        let tail = if figures.is_empty() {
+            b"]\n}\n".to_vec()
+        } else {
+            head.push(b'\n');
+            b"\n  ]\n}\n".to_vec()
+        };
+        Ok([head, figures, tail])
     }
 
     fn verification(&self, i: usize, digest: &str) -> Verification {
@@ -248,7 +138,9 @@ pub(super) struct Shown<'a> {
     pub(crate) blocks: Vec<BlockRecord>,
     pub(crate) ledger: Vec<LedgerEntry>,
     pub(crate) checks: Vec<super::checks::Outcome>,
-    pub(crate) figures: Vec<crate::claims::Record>,
+    /// Every number typed in the pages and the value it matched, as
+    /// audit.json's last list.
+    pub(crate) figures: crate::claims::Records,
     pub(crate) digest: &'a str,
     pub(crate) header: &'a super::nav::Header,
 }

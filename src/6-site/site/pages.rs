@@ -64,7 +64,7 @@ pub(super) struct Rendered {
     /// The consistency checks, all of which held.
     pub(crate) checks: Vec<checks::Outcome>,
     /// The typed figures of the pages and what each matched.
-    pub(crate) figures: Vec<crate::claims::Record>,
+    pub(crate) figures: crate::claims::Records,
     /// Those that matched nothing, reported after the rescan.
     pub(crate) unmatched: crate::claims::Unmatched,
     /// The rendered pages, kept only for the single file.
@@ -233,7 +233,7 @@ impl Target<'_> {
         pages: &[Arc<Page>],
         header: &crate::claims::PageFigures,
         sources: &[Arc<crate::data::Source>],
-    ) -> (Vec<crate::claims::Record>, crate::claims::Unmatched) {
+    ) -> (crate::claims::Records, crate::claims::Unmatched) {
         let checked: Vec<_> = pages
             .iter()
             .map(|pg| crate::claims::Checked {

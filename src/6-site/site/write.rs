@@ -158,7 +158,8 @@ impl Site<'_> {
                 header: &rendered.header,
             },
         )?;
-        let (sha, _) = sink.write(&format!("{id}/{}", layout::AUDIT), &audit)?;
+        let audit = audit.each_ref().map(Vec::as_slice);
+        let (sha, _) = sink.write_parts(&format!("{id}/{}", layout::AUDIT), &audit)?;
         sums.insert(layout::AUDIT.to_string(), sha);
         let sums_file = format!("{id}/{}", layout::SUMS);
         let (sums_sha, _) = sink.write(&sums_file, sums_text(&sums).as_bytes())?;
