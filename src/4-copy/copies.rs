@@ -268,15 +268,32 @@ impl Copies {
 /// where no key stands beside them. Files that name no secret-like key
 /// are not parsed; files that do not parse are left to the stage that
 /// reports them with a position.
-pub(crate) fn learn_keyed_secrets(c: &Campaign, e: &Evidence, r: &Redactor) -> Result<()> {
+/// `keyless`: the preview's record of files whose parse found nothing to
+/// redact (see [`Keyless`]); they are not parsed again.
+pub(crate) fn learn_keyed_secrets(
+    c: &Campaign,
+    e: &Evidence,
+    r: &Redactor,
+    keyless: Option<&Keyless>,
+) -> Result<()> {
     const READ_UP_TO: u64 = 64 << 20;
     let pages: std::collections::HashSet<&str> =
         c.meta.pages.iter().map(|p| p.file.as_str()).collect();
+    let detector = r.detector.fingerprint();
     for f in &e.files {
         let jsonl = f.path.ends_with(".jsonl");
         let json = jsonl || f.path.ends_with(".json");
         let page = pages.contains(f.path.as_str());
         if !(json || page) || f.bytes.unwrap_or(0) > READ_UP_TO {
+            continue;
+        }
+        // What the parse below depends on: how the file is read, its
+        // verified bytes and the detector.
+        let key = e.verified_sha256(&f.path).map(|sha| {
+            let how = if page { "page" } else if jsonl { "jsonl" } else { "json" };
+            format!("{how}\0{sha}\0{detector}")
+        });
+        if keyless.zip(key.as_ref()).is_some_and(|(k, key)| k.has(key)) {
             continue;
         }
         let read;
@@ -293,9 +310,10 @@ pub(crate) fn learn_keyed_secrets(c: &Campaign, e: &Evidence, r: &Redactor) -> R
         let Ok(text) = std::str::from_utf8(bytes) else {
             continue;
         };
+        let mut found = Counts::new();
         let mut learn = |body: &str| {
             if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(body) {
-                r.redact_value(&mut v, &mut Counts::new());
+                r.redact_value(&mut v, &mut found);
             }
         };
         if page {
@@ -307,8 +325,32 @@ pub(crate) fn learn_keyed_secrets(c: &Campaign, e: &Evidence, r: &Redactor) -> R
         } else {
             learn(text);
         }
+        // Nothing found: the parse numbered nothing, and never will from
+        // these bytes with this detector, whatever else the build holds.
+        if let (Some(k), Some(key), true) = (keyless, key, found.is_empty()) {
+            k.insert(key);
+        }
     }
     Ok(())
+}
+
+/// Files whose parse for keyed secrets found no value to redact, by how
+/// they are read, their hash and the detector: kept by the preview's
+/// [`crate::site::BuildCache`] so a save does not parse every JSON file
+/// that names a secret-like key (`max_tokens`) again.
+#[derive(Default)]
+pub(crate) struct Keyless(std::sync::Mutex<std::collections::HashSet<String>>);
+
+impl Keyless {
+    fn has(&self, key: &str) -> bool {
+        let known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known.contains(key)
+    }
+
+    fn insert(&self, key: String) {
+        let mut known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known.insert(key);
+    }
 }
 
 /// The bodies of a page's fenced `exhibit` blocks.

@@ -18,6 +18,8 @@ pub(crate) struct BuildCache {
     pub(crate) hashes: HashCache,
     /// Input scans by detector and file hash.
     pub(crate) scans: ScanCache,
+    /// Files whose parse for keyed secrets found nothing.
+    pub(crate) keyless: crate::copies::Keyless,
     /// Rendered pages and their written files.
     pub(super) pages: PageCache,
     /// Pages rendered afresh by the last build (the others were reused).

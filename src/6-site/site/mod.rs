@@ -165,7 +165,7 @@ fn public_view(
     let scans = cache.map(|c| &c.scans);
     let publics = crate::public::prepare(campaigns, evidences, &redactor, scans)?;
     for (c, e) in campaigns.iter().zip(evidences) {
-        copies::learn_keyed_secrets(c, e, &redactor)?;
+        copies::learn_keyed_secrets(c, e, &redactor, cache.map(|c| &c.keyless))?;
     }
     Ok((publics, redactor.with_known_secrets()?))
 }
