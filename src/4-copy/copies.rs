@@ -290,7 +290,13 @@ pub(crate) fn learn_keyed_secrets(
         // What the parse below depends on: how the file is read, its
         // verified bytes and the detector.
         let key = e.verified_sha256(&f.path).map(|sha| {
-            let how = if page { "page" } else if jsonl { "jsonl" } else { "json" };
+            let how = if page {
+                "page"
+            } else if jsonl {
+                "jsonl"
+            } else {
+                "json"
+            };
             format!("{how}\0{sha}\0{detector}")
         });
         if keyless.zip(key.as_ref()).is_some_and(|(k, key)| k.has(key)) {

@@ -778,3 +778,32 @@ fn a_named_pipe_shows_in_the_overlay_and_rebuilding_goes_on_once_it_is_gone() {
         b.contains("118.40")
     });
 }
+
+/// A data file the preview parsed for keyed secrets and found none in
+/// (`max_tokens` names a secret-like word) is not parsed again while it is
+/// unchanged; once a save gives it a secret under a secret's key, that
+/// value is learned and taken out of every published copy naming it.
+#[test]
+fn a_secret_saved_into_a_file_parsed_before_is_learned() {
+    let dir = fixture("minimal");
+    let settings = dir.join("data/settings.json");
+    std::fs::write(&settings, "{\"max_tokens\": 512}\n").unwrap();
+    let log = dir.join("artifacts/run.log");
+    let secret = "Zq7vLm2Np9Rt4Wx8";
+    std::fs::write(&log, format!("{}\nlogin as {secret}\n", read(&log))).unwrap();
+    seal(&dir);
+    let server = Server::start(&dir);
+    let copy = server.preview.join("minimal/artifacts/run.log");
+    assert!(read(&copy).contains(secret), "no key names it yet");
+    std::fs::write(
+        &settings,
+        format!("{{\"max_tokens\": 512, \"api_key\": \"{secret}\"}}\n"),
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while read(&copy).contains(secret) {
+        assert!(Instant::now() < deadline, "the secret stayed in the copy");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(read(&copy).contains("[credential-"), "{}", read(&copy));
+}
