@@ -807,3 +807,68 @@ fn a_secret_saved_into_a_file_parsed_before_is_learned() {
     }
     assert!(read(&copy).contains("[credential-"), "{}", read(&copy));
 }
+
+/// The preview keeps each page's typed-figure check between saves: a page
+/// nobody edited keeps its records only while the data it was checked
+/// against is the same. A figure that matched nothing matches once a save
+/// of the data file gives that value, and the edited page's new figure is
+/// listed; the preview's audit.json records are a fresh build's.
+#[test]
+fn typed_figures_are_checked_again_where_a_save_changed_them() {
+    let dir = fixture("minimal");
+    let notes = dir.join("notes.md");
+    std::fs::write(
+        &notes,
+        format!("{}\nThe cold run took 131.5 ms.\n", read(&notes)),
+    )
+    .unwrap();
+    seal(&dir);
+    let server = Server::start(&dir);
+    let audit = server.preview.join("minimal/audit.json");
+    let figure = |text: &str| -> serde_json::Value {
+        let doc: serde_json::Value = serde_json::from_str(&read(&audit)).unwrap();
+        let figures = doc["figures"].as_array().unwrap().clone();
+        figures
+            .into_iter()
+            .find(|f| f["text"] == text)
+            .unwrap_or_else(|| panic!("`{text}` not in audit.json"))
+    };
+    assert_eq!(figure("131.5")["matched"], serde_json::Value::Null);
+    // The data now holds the value: the unedited page's figure matches.
+    let cells = dir.join("data/cells.json");
+    std::fs::write(&cells, read(&cells).replace("99.79", "131.5")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while figure("131.5")["matched"].is_null() {
+        assert!(
+            Instant::now() < deadline,
+            "the figure never matched the new data"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // An edit to the page lists its new figure.
+    std::fs::write(
+        &notes,
+        format!("{}\nThe warm run took 77.25 ms.\n", read(&notes)),
+    )
+    .unwrap();
+    while !read(&audit).contains("\"77.25\"") {
+        assert!(Instant::now() < deadline, "the new figure never appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = run(exhibit().arg("seal").arg(&dir).arg("--update"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want: Vec<_> = as_previewed(fresh_build(&dir, "fresh"))
+        .into_iter()
+        .filter(|(p, _)| p.ends_with("audit.json"))
+        .collect();
+    loop {
+        server.wait_line("rendered, the others reused");
+        let got: Vec<_> = as_previewed(site_files(&server.preview))
+            .into_iter()
+            .filter(|(p, _)| p.ends_with("audit.json"))
+            .collect();
+        if got == want {
+            break;
+        }
+    }
+}

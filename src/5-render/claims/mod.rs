@@ -77,6 +77,8 @@ pub(crate) struct Checked<'a> {
     /// The page's name as published.
     pub(crate) page: &'a str,
     pub(crate) figures: &'a PageFigures,
+    /// What the page was rendered from: the preview keeps its check by it.
+    pub(crate) key: Option<&'a str>,
 }
 
 /// A campaign's unmatched figures, reported once the site passed the
@@ -105,11 +107,20 @@ pub(crate) fn check(
     header: &PageFigures,
     sources: &[Arc<Source>],
     strict: bool,
+    cache: Option<(&CheckCache, &str)>,
 ) -> (Records, Unmatched) {
     if header.typed.is_empty() && pages.iter().all(|p| p.figures.typed.is_empty()) {
         return (Records::default(), Unmatched::default());
     }
-    let data = Index::new(sources, &[]);
+    // The data's values, built once a figure needs them (the preview's
+    // from its last build when `cache` names the same data).
+    let data_cell = std::sync::OnceLock::new();
+    let data = || -> &Index {
+        data_cell.get_or_init(|| match cache {
+            Some((c, key)) => c.data(key, || Index::new(sources, &[])),
+            None => Arc::new(Index::new(sources, &[])),
+        })
+    };
     // Where each figure is shown, and what the values computed there are.
     let mut shown: Vec<Shown> = Vec::new();
     if !header.typed.is_empty() {
@@ -123,6 +134,7 @@ pub(crate) fn check(
             page: crate::campaign::META_NAME,
             typed: &header.typed,
             computed: Cow::Owned(everywhere),
+            key: None,
         });
     }
     for p in pages.iter().filter(|p| !p.figures.typed.is_empty()) {
@@ -130,60 +142,52 @@ pub(crate) fn check(
             page: p.page,
             typed: &p.figures.typed,
             computed: Cow::Borrowed(&p.figures.computed),
+            key: p.key,
         });
     }
-    // Pages are matched and their records written on every core; what
-    // matched nothing is then written out in page order, and only as far
-    // as it will be printed.
-    let matched: Vec<(Index, Vec<bool>, Vec<u8>)> = shown
+    // Pages are matched and their records written on every core (or taken
+    // from the preview's last build); what matched nothing is then written
+    // out in page order, and only as far as it will be printed.
+    let kept = cache.map(|(c, _)| c.pages());
+    let matched: Vec<Arc<PageCheck>> = shown
         .par_iter()
-        .map(
-            |Shown {
-                 page,
-                 typed,
-                 computed,
-             }| {
-                let own = Index::new(&[], computed);
-                let mut lines = Vec::with_capacity(typed.len() * 80);
-                let mut hits = Vec::with_capacity(typed.len());
-                for f in typed.iter() {
-                    let hit = data.matching(f).or_else(|| own.matching(f));
-                    hits.push(hit.is_some());
-                    let record = Record {
-                        page,
-                        file: f.file.as_deref(),
-                        at: (f.line, f.col),
-                        text: &f.text,
-                        matched: hit.map(|k| k.value),
-                        source: hit.map(|k| k.source.as_str()),
-                    };
-                    crate::records::line(&mut lines, &record).expect("a record serializes");
-                    lines.extend_from_slice(b",\n");
-                }
-                (own, hits, lines)
-            },
-        )
+        .map(|sh| {
+            let key = cache
+                .zip(sh.key)
+                .map(|((_, data), k)| format!("{k}\0{data}\0{}\0{strict}", dir.display()));
+            if let Some(old) = key.as_ref().and_then(|k| kept.as_ref()?.get(k)) {
+                return old.clone();
+            }
+            Arc::new(sh.check(dir, data(), strict, key))
+        })
         .collect();
+    if let Some((c, _)) = cache {
+        c.keep(&matched);
+    }
     let mut unmatched = Unmatched {
         strict,
         ..Unmatched::default()
     };
-    for (Shown { page, typed, .. }, (own, hits, _)) in shown.iter().zip(&matched) {
-        for (f, _) in typed.iter().zip(hits).filter(|(_, hit)| !**hit) {
-            unmatched.count += 1;
-            if strict || unmatched.lines.len() < SHOWN_WARNINGS {
-                let nearest = closer(f, data.nearest(f), own.nearest(f));
-                let file = f.file.as_deref().unwrap_or(page);
-                unmatched
-                    .lines
-                    .push(unmatched_line(&dir.join(file), f, nearest));
-            }
+    for (sh, m) in shown.iter().zip(&matched) {
+        let missed = m.hits.iter().filter(|hit| !**hit).count();
+        unmatched.count += missed;
+        let room = if strict {
+            missed
+        } else {
+            SHOWN_WARNINGS.saturating_sub(unmatched.lines.len())
+        };
+        match &m.warnings {
+            Some(w) => unmatched.lines.extend(w.iter().take(room).cloned()),
+            None if room > 0 => unmatched
+                .lines
+                .extend(sh.warnings(dir, data(), &m.hits, room)),
+            None => {}
         }
     }
-    let size = matched.iter().map(|(_, _, l)| l.len()).sum();
+    let size = matched.iter().map(|m| m.lines.len()).sum();
     let mut lines = Vec::with_capacity(size);
-    for (_, _, l) in matched {
-        lines.extend_from_slice(&l);
+    for m in &matched {
+        lines.extend_from_slice(&m.lines);
     }
     lines.truncate(lines.len().saturating_sub(2));
     (Records { lines }, unmatched)
@@ -194,6 +198,116 @@ struct Shown<'a> {
     page: &'a str,
     typed: &'a [Figure],
     computed: Cow<'a, [Known]>,
+    /// What the page was rendered from (the preview's page fingerprint).
+    key: Option<&'a str>,
+}
+
+impl Shown<'_> {
+    /// Match each figure and write its audit record. `key`: the result is
+    /// kept for the preview's next build, so the lines of the figures that
+    /// match nothing are written now, as many as a build prints.
+    fn check(&self, dir: &Path, data: &Index, strict: bool, key: Option<String>) -> PageCheck {
+        let own = Index::new(&[], &self.computed);
+        let mut lines = Vec::with_capacity(self.typed.len() * 80);
+        let mut hits = Vec::with_capacity(self.typed.len());
+        for f in self.typed {
+            let hit = data.matching(f).or_else(|| own.matching(f));
+            hits.push(hit.is_some());
+            let record = Record {
+                page: self.page,
+                file: f.file.as_deref(),
+                at: (f.line, f.col),
+                text: &f.text,
+                matched: hit.map(|k| k.value),
+                source: hit.map(|k| k.source.as_str()),
+            };
+            crate::records::line(&mut lines, &record).expect("a record serializes");
+            lines.extend_from_slice(b",\n");
+        }
+        let warnings = key.as_ref().map(|_| {
+            let room = if strict { usize::MAX } else { SHOWN_WARNINGS };
+            self.warnings_with(dir, data, &own, &hits, room)
+        });
+        PageCheck {
+            key,
+            hits,
+            lines,
+            warnings,
+        }
+    }
+
+    /// The first `room` figures that matched nothing, as warning lines.
+    fn warnings(&self, dir: &Path, data: &Index, hits: &[bool], room: usize) -> Vec<String> {
+        let own = Index::new(&[], &self.computed);
+        self.warnings_with(dir, data, &own, hits, room)
+    }
+
+    fn warnings_with(
+        &self,
+        dir: &Path,
+        data: &Index,
+        own: &Index,
+        hits: &[bool],
+        room: usize,
+    ) -> Vec<String> {
+        let missed = self.typed.iter().zip(hits).filter(|(_, hit)| !**hit);
+        missed
+            .take(room)
+            .map(|(f, _)| {
+                let nearest = closer(f, data.nearest(f), own.nearest(f));
+                let file = f.file.as_deref().unwrap_or(self.page);
+                unmatched_line(&dir.join(file), f, nearest)
+            })
+            .collect()
+    }
+}
+
+/// One page's check: whether each figure matched, its records as
+/// audit.json lines, and (kept by the preview) its first warnings.
+struct PageCheck {
+    /// The preview's key for it.
+    key: Option<String>,
+    hits: Vec<bool>,
+    lines: Vec<u8>,
+    warnings: Option<Vec<String>>,
+}
+
+/// What the preview's [`crate::site::BuildCache`] keeps of the check: the
+/// data's values by the fingerprint of the campaign's files, and each
+/// page's check by what the page was rendered from. A campaign of a
+/// thousand pages is then checked again only where a save changed it.
+#[derive(Default)]
+pub(crate) struct CheckCache {
+    data: std::sync::Mutex<Option<(String, Arc<Index>)>>,
+    pages: std::sync::Mutex<std::collections::HashMap<String, Arc<PageCheck>>>,
+}
+
+impl CheckCache {
+    fn data(&self, key: &str, make: impl FnOnce() -> Index) -> Arc<Index> {
+        let mut kept = self.data.lock().unwrap_or_else(|e| e.into_inner());
+        match kept.as_ref() {
+            Some((k, index)) if k == key => index.clone(),
+            _ => {
+                let index = Arc::new(make());
+                *kept = Some((key.to_string(), index.clone()));
+                index
+            }
+        }
+    }
+
+    fn pages(&self) -> std::collections::HashMap<String, Arc<PageCheck>> {
+        self.pages.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Keep this build's checks, and only those (the cache does not grow
+    /// with the number of saves).
+    fn keep(&self, checks: &[Arc<PageCheck>]) {
+        let kept = checks
+            .iter()
+            .filter_map(|c| Some((c.key.clone()?, c.clone())))
+            .collect();
+        *self.pages.lock().unwrap_or_else(|e| e.into_inner()) = kept;
+    }
 }
 
 /// Of two candidates for the value nearest `f`, the closer (the first on

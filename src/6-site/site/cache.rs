@@ -53,6 +53,8 @@ pub(super) struct PageCache {
     /// taken from the cache load none, and the typed-figure check reads
     /// them all.
     pub(crate) sources: HashMap<String, (crate::data::SourceKey, Arc<crate::data::Source>)>,
+    /// Each page's typed-figure check, and the data's values.
+    pub(crate) checks: crate::claims::CheckCache,
 }
 
 /// A page and the fingerprint of what it was rendered from.
@@ -72,7 +74,7 @@ pub(super) struct PageFiles {
 /// One written file: its bytes (kept for the preview) and what was written.
 #[derive(Clone)]
 pub(super) struct KeptFile {
-    pub(crate) bytes: Vec<u8>,
+    pub(crate) bytes: Arc<[u8]>,
     pub(crate) emitted: Emitted,
 }
 

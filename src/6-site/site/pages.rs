@@ -116,7 +116,6 @@ impl Target<'_> {
         {
             keep_sources(cache, campaign, &loaded, &state);
         }
-        let sources: Vec<_> = loaded.into_iter().map(|(_, s)| s).collect();
         let digest = if self.preview {
             super::digest::IN_PREVIEW.to_string()
         } else {
@@ -134,7 +133,14 @@ impl Target<'_> {
         page::check_anchors(&pages)?;
         let ledger = ledger(&pages);
         let (header, header_figures, checks) = self.header(campaign, &pages, ledger.len())?;
-        let (figures, unmatched) = self.check_figures(campaign, &pages, &header_figures, &sources);
+        let kept = cache.as_deref().map(|c| &c.checks);
+        let figures = Figures {
+            pages: &pages,
+            fingerprints: &fingerprints,
+            header: &header_figures,
+            sources: &loaded,
+        };
+        let (figures, unmatched) = self.check_figures(campaign, &figures, kept);
         let mut emitted =
             self.write_pages(campaign, &header, &pages, &fingerprints, &digest, cache)?;
         emitted.push(self.ledger_page(campaign.p, &header, &ledger, &digest)?);
@@ -226,23 +232,38 @@ impl Target<'_> {
     }
 
     /// The pages' typed figures matched against the data they read and
-    /// the values they computed ([`crate::claims::check`]).
+    /// the values they computed ([`crate::claims::check`]); the preview's
+    /// `checks` keep each page's check for the next build.
     fn check_figures(
         &self,
         campaign: &Campaign,
-        pages: &[Arc<Page>],
-        header: &crate::claims::PageFigures,
-        sources: &[Arc<crate::data::Source>],
+        figures: &Figures,
+        checks: Option<&crate::claims::CheckCache>,
     ) -> (crate::claims::Records, crate::claims::Unmatched) {
-        let checked: Vec<_> = pages
+        let checked: Vec<_> = figures
+            .pages
             .iter()
-            .map(|pg| crate::claims::Checked {
+            .zip(figures.fingerprints)
+            .map(|(pg, fp)| crate::claims::Checked {
                 page: campaign.p.name(&pg.file),
                 figures: &pg.figures,
+                key: Some(fp),
             })
             .collect();
         let strict = self.strict || campaign.c.meta.strict;
-        crate::claims::check(&campaign.c.dir, &checked, header, sources, strict)
+        let sources: Vec<_> = figures.sources.iter().map(|(_, s)| s.clone()).collect();
+        // The data as read: which files, and their verified bytes.
+        let data_key = checks.map(|_| {
+            let mut text = String::new();
+            for (key, _) in figures.sources {
+                let sha = campaign.e.verified_sha256(&key.0).unwrap_or("");
+                text.push_str(&format!("{key:?}\0{sha}\n"));
+            }
+            crate::hash::sha256_bytes(text.as_bytes())
+        });
+        let cache = checks.zip(data_key.as_deref());
+        let c = &campaign.c;
+        crate::claims::check(&c.dir, &checked, figures.header, &sources, strict, cache)
     }
 
     /// Each page and its downloads: templated, written and scanned at
@@ -336,7 +357,13 @@ impl Target<'_> {
         refuse_literal_references(&shown.display().to_string(), &html)?;
         let html = html.into_bytes();
         let emitted = emit(self.sink, id, &page.output, &html, det)?;
-        let kept = |bytes: &[u8]| if keep { bytes.to_vec() } else { Vec::new() };
+        let kept = |bytes: &[u8]| -> Arc<[u8]> {
+            if keep {
+                bytes.into()
+            } else {
+                Arc::from([])
+            }
+        };
         let mut files = vec![KeptFile {
             bytes: kept(&html),
             emitted,
@@ -383,6 +410,14 @@ fn refuse_literal_references(page: &str, html: &str) -> Result<()> {
             "`{page}` would publish the reference {literal} as text instead of its value; write references where they are resolved (see FORMAT.md, Inline references)"
         ),
     }
+}
+
+/// What the typed-figure check reads of a campaign's rendered pages.
+struct Figures<'a> {
+    pages: &'a [Arc<Page>],
+    fingerprints: &'a [String],
+    header: &'a crate::claims::PageFigures,
+    sources: &'a [(SourceKey, Arc<crate::data::Source>)],
 }
 
 /// The pages, their fingerprints, how many were rendered afresh, and the
