@@ -22,6 +22,8 @@ pub(crate) struct BuildCache {
     pub(crate) keyless: crate::copies::Keyless,
     /// Rendered pages and their written files.
     pub(super) pages: PageCache,
+    /// The manifest page's rows, a chunk at a time.
+    pub(crate) rows: super::write::RowsCache,
     /// Pages rendered afresh by the last build (the others were reused).
     pub(crate) rendered: usize,
     /// What the last build wrote, so the next writes only changes.

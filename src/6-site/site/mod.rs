@@ -137,7 +137,8 @@ pub(crate) fn build_with(
     // if there are any, what was scanned while rendering is scanned again.
     let redactor = redactor.with_known_secrets()?;
     let prescanned = redactor.detector.fingerprint() == scanned_by;
-    let written = stages.write(&redactor, &copied, rendered, prescanned, &mut phases);
+    let rows = cache.as_deref().map(|c| &c.rows);
+    let written = stages.write(&redactor, &copied, rendered, prescanned, rows, &mut phases);
     phases.mark("rescan");
     written?;
     crate::claims::report(&unmatched)?;
@@ -236,6 +237,7 @@ impl Stages<'_> {
         copied: &[Copies],
         rendered: pages::Site,
         prescanned: bool,
+        rows: Option<&write::RowsCache>,
         phases: &mut Phases,
     ) -> Result<()> {
         let site = write::Site {
@@ -246,6 +248,7 @@ impl Stages<'_> {
             theme: &self.loaded.theme,
             single_file: self.opts.single_file,
             out: &self.opts.out,
+            rows,
         };
         let written = site.write(self.sink, rendered.campaigns)?;
         phases.mark("write");

@@ -18,8 +18,9 @@ use crate::render::Theme;
 use crate::sink::Sink;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 
 #[derive(Serialize)]
 struct ManifestRow<'a> {
@@ -48,6 +49,26 @@ pub(super) struct Site<'a> {
     pub(crate) single_file: bool,
     /// OUT, whose files a preview build that writes only changes keeps.
     pub(crate) out: &'a Path,
+    /// The preview's manifest rows as the last build rendered them.
+    pub(crate) rows: Option<&'a RowsCache>,
+}
+
+/// The manifest page's rows as the preview's last build rendered them, a
+/// chunk of rows at a time, by the chunk's data and the theme: a save that
+/// changes one file's row renders one chunk again, not every row.
+#[derive(Default)]
+pub(crate) struct RowsCache(std::sync::Mutex<HashMap<String, Arc<str>>>);
+
+impl RowsCache {
+    fn get(&self, key: &str) -> Option<Arc<str>> {
+        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.get(key).cloned()
+    }
+
+    /// Keep `used`, this build's chunks, and only those.
+    fn keep(&self, used: HashMap<String, Arc<str>>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = used;
+    }
 }
 
 /// Files the rescan treats apart (paths relative to the staging folder).
@@ -274,15 +295,29 @@ impl Site<'_> {
         // Rows are rendered in chunks on every core: a campaign may list
         // tens of thousands of files.
         let rows = self.manifest_rows(i);
-        let chunks: Vec<Result<String>> = rows
+        let chunks: Vec<Result<(Option<String>, Arc<str>)>> = rows
             .par_chunks(512)
             .map(|chunk| {
+                let key = self.rows.map(|_| {
+                    let data = serde_json::to_vec(chunk).unwrap_or_default();
+                    let theme = &self.theme.fingerprint;
+                    format!("{theme}\0{}", crate::hash::sha256_bytes(&data))
+                });
+                if let Some(kept) = key.as_deref().and_then(|k| self.rows?.get(k)) {
+                    return Ok((key, kept));
+                }
                 let mut c = tera::Context::new();
                 c.insert("files", chunk);
-                self.theme.render("manifest_rows.html", &c)
+                let html = self.theme.render("manifest_rows.html", &c)?;
+                Ok((key, html.into()))
             })
             .collect();
-        let rows: String = chunks.into_iter().collect::<Result<Vec<_>>>()?.concat();
+        let chunks = chunks.into_iter().collect::<Result<Vec<_>>>()?;
+        let rows: String = chunks.iter().map(|(_, html)| &**html).collect();
+        if let Some(cache) = self.rows {
+            let used = chunks.into_iter().filter_map(|(k, html)| Some((k?, html)));
+            cache.keep(used.collect());
+        }
         ctx.insert("rows", &rows);
         Ok(self.theme.render("manifest.html", &ctx)?.into_bytes())
     }
