@@ -392,6 +392,19 @@ impl Redactor {
             return Cow::Borrowed(text);
         }
         let mut out = Vec::with_capacity(text.len());
+        self.replace_into(text, hits, counts, &mut out);
+        Cow::Owned(out)
+    }
+
+    /// [`Redactor::replace`] appending to `out` (a buffer the caller
+    /// reuses).
+    pub(crate) fn replace_into(
+        &self,
+        text: &[u8],
+        hits: &[Hit],
+        counts: &mut Counts,
+        out: &mut Vec<u8>,
+    ) {
         let mut at = 0;
         // A run of one value (a peer list, a repeated log line) looks its
         // placeholder up once, not once per copy under the table's lock.
@@ -412,7 +425,6 @@ impl Redactor {
             at = h.end;
         }
         out.extend_from_slice(&text[at..]);
-        Cow::Owned(out)
     }
 
     pub(crate) fn redact_counted<'t>(&self, text: &'t str, counts: &mut Counts) -> Cow<'t, str> {

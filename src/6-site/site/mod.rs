@@ -108,7 +108,7 @@ pub(crate) fn build_with(
     let (publics, redactor) = public_view(&loaded, &verified.evidences, cache.as_deref())?;
     phases.mark("scan");
     let staging = staging::Staging::create(&opts.out)?;
-    let scanned_by = redactor.detector.fingerprint();
+    let mut scanned_by = redactor.detector.fingerprint();
     let previous = cache
         .as_deref()
         .and_then(|c| c.served(opts, &loaded.out_abs, &scanned_by));
@@ -120,7 +120,16 @@ pub(crate) fn build_with(
         publics: &publics,
         sink: &sink,
     };
-    let copied = stages.copy(&redactor)?;
+    let mut copied = stages.copy(&redactor)?;
+    // A large text file, read only by the copy stage, may hold a secret
+    // met by key that no other file did: then every copy is made again by
+    // the detector that knows it (reading those files a second time), as
+    // if the public stage had found it.
+    let redactor = redactor.with_known_secrets()?;
+    if redactor.detector.fingerprint() != scanned_by {
+        copied = stages.copy(&redactor)?;
+        scanned_by = redactor.detector.fingerprint();
+    }
     phases.mark("copy");
     let page_cache = cache.as_deref_mut().map(|c| &mut c.pages);
     let mut rendered = stages.render(&redactor, &copied, page_cache)?;
