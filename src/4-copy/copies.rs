@@ -97,6 +97,8 @@ pub(crate) struct Stage<'a> {
     pub(crate) redactor: &'a Redactor,
     pub(crate) key: Option<&'a Key>,
     pub(crate) sink: &'a Sink<'a>,
+    /// Chunk buffers of large files' one pass, from one file to the next.
+    pub(crate) buffers: crate::stream::Pool,
 }
 
 /// The manifest's name in a published campaign.
@@ -218,6 +220,7 @@ impl Stage<'_> {
             redactor: self.redactor,
             from: &from,
             published: crate::redact::scan::View::of(Path::new(&f.published)),
+            buffers: &self.buffers,
         };
         let (mode, k) = match pass.run(self.sink.create(&rel)?)? {
             Some(s) => {

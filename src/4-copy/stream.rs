@@ -24,11 +24,12 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
-/// Buffers of chunks done with, for the next ones: a chunk is a few MiB,
-/// and one allocated (and zeroed by the kernel) for each cost more than
-/// hashing it. At most [`Pool::KEEP`] are kept.
+/// Buffers of chunks done with, for the next ones (of the same file or
+/// the next): a chunk is a few MiB, and one allocated (and zeroed by the
+/// kernel) for each cost more than hashing it. At most [`Pool::KEEP`]
+/// are kept; the copy stage owns the pool, so they go with it.
 #[derive(Default)]
-struct Pool(std::sync::Mutex<Vec<Vec<u8>>>);
+pub(crate) struct Pool(std::sync::Mutex<Vec<Vec<u8>>>);
 
 impl Pool {
     const KEEP: usize = 16;
@@ -54,6 +55,7 @@ pub(crate) struct Pass<'a> {
     pub(crate) from: &'a Path,
     /// How the copy will be read: the view of its published name.
     pub(crate) published: View,
+    pub(crate) buffers: &'a Pool,
 }
 
 /// What the pass made: the copy, and what scanning the written bytes
@@ -108,8 +110,8 @@ impl Pass<'_> {
             found: Vec::new(),
             changed: false,
         };
-        let pool = Pool::default();
-        let mut batch = read_batch(&mut chunks, per_batch, &pool).map_err(read_err)?;
+        let pool = self.buffers;
+        let mut batch = read_batch(&mut chunks, per_batch, pool).map_err(read_err)?;
         let mut redacted: Vec<Done> = Vec::new();
         while !batch.is_empty() || !redacted.is_empty() {
             let Some(text) = batch.text() else {
@@ -119,8 +121,8 @@ impl Pass<'_> {
             // Read the next batch, redact this one, write the last one.
             let writing = std::mem::take(&mut redacted);
             let (next, (done, wrote)) = rayon::join(
-                || read_batch(&mut chunks, per_batch, &pool),
-                || rayon::join(|| self.redact(text, &pool), || out.write(writing, &pool)),
+                || read_batch(&mut chunks, per_batch, pool),
+                || rayon::join(|| self.redact(text, pool), || out.write(writing, pool)),
             );
             wrote?;
             redacted = done;

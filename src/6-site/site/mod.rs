@@ -197,6 +197,7 @@ impl Stages<'_> {
             redactor,
             key: self.opts.key.as_ref(),
             sink: self.sink,
+            buffers: Default::default(),
         };
         let campaigns = self.loaded.campaigns.iter();
         campaigns
