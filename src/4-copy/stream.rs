@@ -179,7 +179,7 @@ impl Pass<'_> {
         } else {
             let mut out = pool.take();
             // Room for the longest placeholders: the buffer never grows.
-            out.reserve(chunk.len() + 32 * hits.len());
+            out.reserve_exact(chunk.len() + 32 * hits.len());
             r.replace_into(&chunk, hits, &mut counts, &mut out);
             pool.give(chunk);
             out

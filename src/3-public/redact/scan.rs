@@ -63,7 +63,7 @@ impl<R: Read> Chunks<R> {
         // The rest (a line begun) starts the next buffer, sized for a
         // whole chunk so it does not grow by steps.
         spare.clear();
-        spare.reserve((CHUNK + BLOCK).max(self.buf.len() - cut));
+        spare.reserve_exact((CHUNK + BLOCK).max(self.buf.len() - cut));
         spare.extend_from_slice(&self.buf[cut..]);
         self.buf.truncate(cut);
         Ok(Some(std::mem::replace(&mut self.buf, spare)))
