@@ -20,7 +20,6 @@ use crate::public::Copied;
 use crate::redact::scan::{self, View};
 use crate::redact::{Counts, Hit, Redactor};
 use crate::sink::Staged;
-use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
@@ -111,22 +110,30 @@ impl Pass<'_> {
             changed: false,
         };
         let pool = self.buffers;
-        let mut batch = read_batch(&mut chunks, per_batch, pool).map_err(read_err)?;
-        let mut redacted: Vec<Done> = Vec::new();
-        while !batch.is_empty() || !redacted.is_empty() {
-            let Some(text) = batch.text() else {
+        // Four batches in flight, each a step further on: read (and
+        // hashed), found, replaced (and scanned as written), written.
+        let mut read = read_batch(&mut chunks, per_batch, pool).map_err(read_err)?;
+        let mut found: Vec<(Vec<u8>, Vec<Hit>)> = Vec::new();
+        let mut done: Vec<Done> = Vec::new();
+        while !read.is_empty() || !found.is_empty() || !done.is_empty() {
+            let Some(to_find) = read.text() else {
                 self.redactor.restore(numbered);
                 return Ok(None);
             };
-            // Read the next batch, redact this one, write the last one.
-            let writing = std::mem::take(&mut redacted);
-            let (next, (done, wrote)) = rayon::join(
-                || read_batch(&mut chunks, per_batch, pool),
-                || rayon::join(|| self.redact(text, pool), || out.write(writing, pool)),
-            );
+            let step = Step {
+                to_find,
+                to_replace: std::mem::take(&mut found),
+                to_write: std::mem::take(&mut done),
+            };
+            let (next, hits, replaced, wrote) = self.step(step, &mut chunks, &mut out, per_batch);
             wrote?;
-            redacted = done;
-            batch = next.map_err(read_err)?;
+            // Numbered in file order, before any of them is replaced.
+            for (_, h) in &hits {
+                self.redactor.register(h);
+            }
+            found = hits;
+            done = replaced;
+            read = next.map_err(read_err)?;
         }
         let (sha256, bytes) = chunks.into_inner().finish();
         out.to.finish()?;
@@ -148,23 +155,38 @@ impl Pass<'_> {
         Ok(Some(Streamed { copied, scanned }))
     }
 
-    /// Find the values of every chunk (on every core), number them in
-    /// file order, then replace them and scan what will be written.
-    fn redact(&self, batch: Vec<Vec<u8>>, pool: &Pool) -> Vec<Done> {
-        let r = self.redactor;
-        let view = View::of(self.from);
-        let hits: Vec<Vec<Hit>> = batch
-            .par_iter()
-            .map(|c| scan::find_all(&r.detector, c, view))
-            .collect();
-        for h in &hits {
-            r.register(h);
-        }
-        batch
-            .into_par_iter()
-            .zip(hits)
-            .map(|(chunk, hits)| self.replace(chunk, &hits, pool))
-            .collect()
+    /// One step of the pipeline, every part a task of its own so both
+    /// cores stay busy: the next batch read, each chunk of one batch
+    /// searched, each of the batch before (its values numbered) replaced
+    /// and scanned, and the batch before that written. Returns what each
+    /// made, in order.
+    fn step<R: std::io::Read + Send>(
+        &self,
+        step: Step,
+        chunks: &mut scan::Chunks<R>,
+        out: &mut Out,
+        per_batch: usize,
+    ) -> Stepped {
+        let (r, pool, view) = (self.redactor, self.buffers, View::of(self.from));
+        let mut next = None;
+        let mut wrote = None;
+        let mut hits: Vec<Vec<Hit>> = vec![Vec::new(); step.to_find.len()];
+        let mut replaced: Vec<Option<Done>> = Vec::new();
+        replaced.resize_with(step.to_replace.len(), || None);
+        rayon::scope(|s| {
+            s.spawn(|_| next = Some(read_batch(chunks, per_batch, pool)));
+            s.spawn(|_| wrote = Some(out.write(step.to_write, pool)));
+            for (slot, chunk) in hits.iter_mut().zip(&step.to_find) {
+                s.spawn(move |_| *slot = scan::find_all(&r.detector, chunk, view));
+            }
+            for (slot, (chunk, hits)) in replaced.iter_mut().zip(step.to_replace) {
+                s.spawn(move |_| *slot = Some(self.replace(chunk, &hits, pool)));
+            }
+        });
+        let found = step.to_find.into_iter().zip(hits).collect();
+        let replaced = replaced.into_iter().flatten().collect();
+        let next = next.unwrap_or_else(|| Ok(Batch::default()));
+        (next, found, replaced, wrote.unwrap_or(Ok(())))
     }
 
     /// One chunk with its `hits` replaced, and what the detector finds in
@@ -226,8 +248,27 @@ impl Out {
     }
 }
 
+/// What one [`Pass::step`] works on.
+struct Step {
+    to_find: Vec<Vec<u8>>,
+    /// Chunks whose values are numbered, with those values.
+    to_replace: Vec<(Vec<u8>, Vec<Hit>)>,
+    to_write: Vec<Done>,
+}
+
+/// What one [`Pass::step`] made: the next batch read, the chunks found
+/// (with their values, not yet numbered), those replaced, and whether
+/// writing went well.
+type Stepped = (
+    Result<Batch>,
+    Vec<(Vec<u8>, Vec<Hit>)>,
+    Vec<Done>,
+    Result<()>,
+);
+
 /// Chunks read in order, and whether one of them holds a NUL byte (the
 /// scanner reads a file with one as a binary's printable runs).
+#[derive(Default)]
 struct Batch {
     chunks: Vec<Vec<u8>>,
     nul: bool,
