@@ -136,12 +136,12 @@ impl Stage<'_> {
         // `crate::stream`).
         let mut copied = files
             .par_iter()
-            .map(|f| match p.streamed.contains(&f.original) {
-                true => Ok(None),
-                false => Ok(Some((
-                    f.mode,
-                    self.copy_file(c, e, p, f, id, same_detector)?,
-                ))),
+            .map(|f| {
+                if p.streamed.contains(&f.original) {
+                    return Ok(None);
+                }
+                let k = self.copy_file(c, e, p, f, id, same_detector)?;
+                Ok(Some((f.mode, k)))
             })
             .collect::<Result<Vec<Option<(Mode, Copied)>>>>()?;
         for (f, k) in files.iter().zip(&mut copied) {

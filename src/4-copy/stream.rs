@@ -8,11 +8,17 @@
 //! The reader cuts the file into the chunks the scanner always uses
 //! ([`scan::Chunks`]: line breaks, never inside a PEM block, no state
 //! carried from one to the next but the line number). Chunks go in
-//! batches of a few: while one batch is read and hashed, the one before is
-//! scanned and redacted on every core and the one before that is written,
-//! so memory stays a few chunks whatever the file's size. Values are
-//! numbered batch by batch in file order, so placeholders do not depend
-//! on the thread count.
+//! batches, a chunk per core, four batches in flight ([`Pass::step`]):
+//! while one batch is read and hashed, the one before is searched, the
+//! one before that (its values numbered) is replaced and scanned as
+//! written, and the one before that is written, every chunk's search and
+//! replacement a task of its own; memory stays a few chunks whatever the
+//! file's size. Values are numbered between steps, batch by batch in file
+//! order, so placeholders do not depend on the thread count.
+//!
+//! What the pass cannot skip is what it costs: the search of the file and
+//! the scan of what is written (a chunk with nothing replaced and read
+//! the same way is not scanned again), and the two hashes.
 
 use crate::error::Result;
 use crate::hash::HashingReader;
@@ -23,6 +29,9 @@ use crate::sink::Staged;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
+/// The most chunks in one batch.
+const MAX_BATCH: usize = 8;
+
 /// Buffers of chunks done with, for the next ones (of the same file or
 /// the next): a chunk is a few MiB, and one allocated (and zeroed by the
 /// kernel) for each cost more than hashing it. At most [`Pool::KEEP`]
@@ -31,7 +40,8 @@ use std::path::Path;
 pub(crate) struct Pool(std::sync::Mutex<Vec<Vec<u8>>>);
 
 impl Pool {
-    const KEEP: usize = 16;
+    /// Four batches in flight at most.
+    const KEEP: usize = 4 * MAX_BATCH;
 
     fn take(&self) -> Vec<u8> {
         let mut pool = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -99,7 +109,9 @@ impl Pass<'_> {
         let file = crate::fsx::open(self.from)?;
         let read_err = |e: crate::error::Error| crate::error::Error::failed("read", self.from, e);
         let mut chunks = scan::Chunks::new(HashingReader::new(file));
-        let per_batch = rayon::current_num_threads().max(2);
+        // A chunk per core in each batch (two at least, eight at most:
+        // four batches in flight are the memory the pass takes).
+        let per_batch = rayon::current_num_threads().clamp(2, MAX_BATCH);
         let mut out = Out {
             to,
             hash: Sha256::new(),
