@@ -101,11 +101,11 @@ impl Pass<'_> {
     /// Copy the file into `to` in one read. `None` when it turns out not
     /// to be text (a NUL byte after its first bytes): the caller copies it
     /// the way binaries are, and nothing this pass numbered is kept (see
-    /// [`Redactor::restore`]). The caller checks the original's hash and
+    /// [`Redactor::rewind`]). The caller checks the original's hash and
     /// size ([`Copied::sha256`], [`Copied::bytes`]) against the manifest
     /// before anything is published.
     pub(crate) fn run(&self, to: Staged) -> Result<Option<Streamed>> {
-        let numbered = self.redactor.snapshot();
+        let numbered = self.redactor.mark();
         let file = crate::fsx::open(self.from)?;
         let read_err = |e: crate::error::Error| crate::error::Error::failed("read", self.from, e);
         let mut chunks = scan::Chunks::new(HashingReader::new(file));
@@ -129,7 +129,7 @@ impl Pass<'_> {
         let mut done: Vec<Done> = Vec::new();
         while !read.is_empty() || !found.is_empty() || !done.is_empty() {
             let Some(to_find) = read.text() else {
-                self.redactor.restore(numbered);
+                self.redactor.rewind(numbered);
                 return Ok(None);
             };
             let step = Step {

@@ -162,6 +162,55 @@ fn a_large_log_with_a_nul_byte_past_its_head_is_judged_as_a_binary() {
     assert!(!out.exists());
 }
 
+/// A large log accepted as a binary (a NUL byte past its head, its hash
+/// under `redaction.binary`) is published as it is, and the values its
+/// text part held are not numbered: the next large file's first value
+/// takes the number after the small files'.
+#[test]
+fn a_large_log_accepted_as_a_binary_leaves_no_number_behind() {
+    let dir = campaign_with(false);
+    let path = dir.join("artifacts/big.log");
+    let mut bytes = std::fs::read(&path).unwrap();
+    // In the last chunk: with two threads, the first two chunks are
+    // searched and their values numbered before it is read.
+    let at = bytes.len() - 100;
+    bytes[at] = 0;
+    std::fs::write(&path, &bytes).unwrap();
+    let mut second = LINE.repeat(40_000);
+    second.extend_from_slice(b"then 10.50.50.50 joined\n");
+    std::fs::write(dir.join("artifacts/big2.log"), &second).unwrap();
+    let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+    let meta = dir.join("campaign.json");
+    let text = read(&meta).replacen(
+        "{\n",
+        &format!(
+            "{{\n  \"redaction\": {{\"binary\": [{{\"path\": \"artifacts/big.log\", \"sha256\": \"{sha}\"}}]}},\n"
+        ),
+        1,
+    );
+    std::fs::write(&meta, text).unwrap();
+    let o = run(exhibit().arg("seal").arg("--update").arg(&dir));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.with_file_name("site");
+    let o = build_threads(&dir, &out, "2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(out.join("minimal/artifacts/big.log")).unwrap(),
+        bytes
+    );
+    let small = read(&out.join("minimal/artifacts/z-small.log"));
+    assert!(
+        small.starts_with("gateway [private-endpoint-1] up\n"),
+        "{small}"
+    );
+    let copy = read(&out.join("minimal/artifacts/big2.log"));
+    assert!(
+        copy.ends_with("then [private-endpoint-2] joined\n"),
+        "{}",
+        &copy[copy.len() - 100..]
+    );
+}
+
 /// A build's `rchar` (bytes read through read(2)): read from
 /// /proc/PID/io once the process has exited but before it is reaped.
 #[cfg(target_os = "linux")]

@@ -331,6 +331,26 @@ impl Redactor {
         *self.table.lock().unwrap_or_else(|e| e.into_inner()) = t;
     }
 
+    /// Where the numbering stands (each category's last number): cheap
+    /// to take whatever the table holds, for [`Redactor::rewind`].
+    pub(crate) fn mark(&self) -> BTreeMap<Category, usize> {
+        self.table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .next
+            .clone()
+    }
+
+    /// Forget every value numbered since `mark` was taken (numbers are
+    /// given in order, so they are those numbered past it), as if they
+    /// had never been met.
+    pub(crate) fn rewind(&self, mark: BTreeMap<Category, usize>) {
+        let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        t.ids
+            .retain(|(c, _), n| mark.get(c).is_some_and(|last| *n <= *last));
+        t.next = mark;
+    }
+
     /// Values numbered since `t` was taken.
     pub(crate) fn grew_since(&self, t: &Table) -> bool {
         self.table

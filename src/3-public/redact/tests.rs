@@ -381,3 +381,33 @@ fn chunks_pulled_one_by_one_are_the_chunks_fed() {
     });
     assert!(pem_whole);
 }
+
+/// Rewinding to a mark forgets exactly the values numbered since, and
+/// numbering goes on from the mark.
+#[test]
+fn rewind_forgets_what_was_numbered_since_the_mark() {
+    let r = redactor();
+    let hit = |key: &str, category| Hit {
+        start: 0,
+        end: 1,
+        category,
+        key: key.to_string(),
+    };
+    r.register(&[hit("a", Category::Endpoint), hit("p", Category::HostPath)]);
+    let mark = r.mark();
+    r.register(&[
+        hit("a", Category::Endpoint),
+        hit("b", Category::Endpoint),
+        hit("u", Category::GpuUuid),
+    ]);
+    r.rewind(mark);
+    let shown = |key: &str, category| {
+        let text = b"x";
+        let h = [hit(key, category)];
+        String::from_utf8(r.replace(text, &h, &mut Counts::new()).into_owned()).unwrap()
+    };
+    assert_eq!(shown("c", Category::Endpoint), "[private-endpoint-2]");
+    assert_eq!(shown("a", Category::Endpoint), "[private-endpoint-1]");
+    assert_eq!(shown("u2", Category::GpuUuid), "[gpu-uuid-1]");
+    assert_eq!(shown("b", Category::Endpoint), "[private-endpoint-3]");
+}
