@@ -125,7 +125,12 @@ pub(crate) fn build_with(
     // met by key that no other file did: then every copy is made again by
     // the detector that knows it (reading those files a second time), as
     // if the public stage had found it.
-    let redactor = redactor.with_known_secrets()?;
+    let streamed = publics.iter().any(|p| !p.streamed.is_empty());
+    let redactor = if streamed {
+        redactor.with_known_secrets()?
+    } else {
+        redactor
+    };
     if redactor.detector.fingerprint() != scanned_by {
         copied = stages.copy(&redactor)?;
         scanned_by = redactor.detector.fingerprint();
