@@ -481,12 +481,12 @@ fn hash_all(
     budget: &std::sync::atomic::AtomicU64,
     opts: &Options,
 ) -> Kept {
-    let progress = Progress::new(dir, files, to_hash);
+    let progress = Progress::new(dir, files, to_hash, opts.defer);
     let hashed: Vec<(usize, Result<Hashed, String>)> = to_hash
         .par_iter()
         .map(|&i| {
             let path = dir.join(&files[i].path);
-            if let Some(h) = deferred(&path, &files[i]).filter(|_| opts.defer) {
+            if let Some(h) = opts.defer.then(|| deferred(&path, &files[i])).flatten() {
                 return (i, Ok(h));
             }
             let r = hash_stable(&path, &progress, budget, opts.hashes);
@@ -982,13 +982,15 @@ const PROGRESS_MIN_BYTES: u64 = 256 * 1024 * 1024;
 const PROGRESS_MIN_FILES: usize = 5_000;
 
 impl Progress {
-    fn new(dir: &Path, files: &[FileCheck], to_hash: &[usize]) -> Progress {
+    /// `defer`: the files [`deferred`] takes are not hashed, so not counted.
+    fn new(dir: &Path, files: &[FileCheck], to_hash: &[usize], defer: bool) -> Progress {
         use std::io::IsTerminal;
         if !std::io::stderr().is_terminal() {
             return Progress(None);
         }
         let total: u64 = to_hash
             .iter()
+            .filter(|&&i| !defer || deferred(&dir.join(&files[i].path), &files[i]).is_none())
             .filter_map(|&i| std::fs::metadata(dir.join(&files[i].path)).ok())
             .map(|m| m.len())
             .sum();
