@@ -45,6 +45,11 @@ pub(crate) struct Public {
     /// redacting it in one pass ([`crate::stream`]), after every other
     /// file, in path order.
     pub(crate) streamed: BTreeSet<String>,
+    /// The preview's large text files (which it scans here, as a build
+    /// does not) with what the input scan found, held until every other
+    /// file is numbered ([`number_held`]): the preview numbers values in
+    /// the order a build does.
+    held: Vec<Vec<crate::redact::Hit>>,
 }
 
 impl Public {
@@ -261,11 +266,16 @@ pub(crate) fn prepare(
                 .map(move |file| Job { campaign: i, file })
         })
         .collect();
-    let scanned: Vec<Result<Option<scan::Scanned>>> = jobs
+    let scanned: Vec<Result<(Option<scan::Scanned>, bool)>> = jobs
         .par_iter()
         .map(|job| {
             let (c, e) = (&campaigns[job.campaign], &evidences[job.campaign]);
-            scan_input(r, scans, (c, e), &job.file)
+            let s = scan_input(r, scans, (c, e), &job.file)?;
+            let held = match &s {
+                Some(s) if held(e, &job.file, s) => streams(c, &job.file, &c.path(&job.file))?,
+                _ => false,
+            };
+            Ok((s, held))
         })
         .collect();
     let mut publics: Vec<Public> = campaigns
@@ -287,10 +297,12 @@ pub(crate) fn prepare(
         if check_names {
             r.register_name(&job.file);
         }
+        let p = &mut publics[job.campaign];
         match s? {
-            Some(s) => publics[job.campaign].take_scan(c, e, r, &job.file, s, &mut refused),
-            None => {
-                publics[job.campaign].streamed.insert(job.file.clone());
+            (Some(s), true) => p.hold(&job.file, s),
+            (Some(s), false) => p.take_scan(c, e, r, &job.file, s, &mut refused),
+            (None, _) => {
+                p.streamed.insert(job.file.clone());
             }
         }
     }
@@ -303,6 +315,26 @@ pub(crate) fn prepare(
         p.outputs = Outputs::new(&c.meta, &p.meta);
     }
     Ok(publics)
+}
+
+/// A file a one-shot build would have left to the copy stage's one pass
+/// but that was scanned here (the preview hashes every file, so defers
+/// none): a text file over [`crate::evidence::KEEP_FILE`]; [`streams`]
+/// says the rest.
+fn held(e: &Evidence, f: &str, s: &scan::Scanned) -> bool {
+    let large = e.get(f).and_then(|f| f.bytes) > Some(crate::evidence::KEEP_FILE);
+    large && !e.is_deferred(f) && !s.binary && s.skipped.is_empty()
+}
+
+/// Number what the preview's large text files hold, campaign by campaign
+/// and file by file, after every other file and the secrets met by key:
+/// where a one-shot build's copy stage numbers them.
+pub(crate) fn number_held(publics: &mut [Public], r: &Redactor) {
+    for p in publics {
+        for hits in std::mem::take(&mut p.held) {
+            r.register(&hits);
+        }
+    }
 }
 
 /// Binaries and archives whose findings cannot be redacted in place.
@@ -379,6 +411,15 @@ impl Public {
         {
             self.hits.insert(f.to_string(), hits);
         }
+    }
+
+    /// A large text file's scan, its numbering held (see [`Public::held`]).
+    fn hold(&mut self, f: &str, s: scan::Scanned) {
+        if s.hits.is_empty() {
+            self.clean.insert(f.to_string());
+        }
+        self.held
+            .push(s.hits.into_iter().map(|(_, _, h)| h).collect());
     }
 
     /// Every file's public name (redacted when a name could hold a value).

@@ -177,10 +177,11 @@ fn public_view(
     let campaigns = &loaded.campaigns;
     let redactor = Redactor::new(Detector::new(campaigns.iter().map(|c| &c.meta.redaction))?);
     let scans = cache.map(|c| &c.scans);
-    let publics = crate::public::prepare(campaigns, evidences, &redactor, scans)?;
+    let mut publics = crate::public::prepare(campaigns, evidences, &redactor, scans)?;
     for (c, e) in campaigns.iter().zip(evidences) {
         copies::learn_keyed_secrets(c, e, &redactor)?;
     }
+    crate::public::number_held(&mut publics, &redactor);
     Ok((publics, redactor.with_known_secrets()?))
 }
 
