@@ -83,6 +83,8 @@ mod redact;
 mod commit;
 #[path = "4-copy/copies.rs"]
 mod copies;
+#[path = "4-copy/stream.rs"]
+mod stream;
 
 // 5. Render: pages and blocks from the data, typed figures checked.
 #[path = "5-render/blocks/mod.rs"]

@@ -83,6 +83,10 @@ pub(crate) struct Evidence {
     /// The bytes of small files, exactly as hashed, so later stages read
     /// each input once (see [`KEEP_FILE`] and [`KEEP_TOTAL`]).
     kept: std::collections::HashMap<String, std::sync::Arc<[u8]>>,
+    /// Large files not hashed here (see [`Options::defer`]): their
+    /// `sha256` is the manifest's until the one pass that reads them
+    /// checks it ([`Evidence::check_deferred`]).
+    deferred: std::collections::HashSet<String>,
 }
 
 /// A file the preview publishes as it is now although it does not match
@@ -209,6 +213,12 @@ pub(crate) struct Options<'a> {
     pub(crate) listed_only: Vec<String>,
     /// Hashes of files unchanged since an earlier build (the preview).
     pub(crate) hashes: Option<&'a HashCache>,
+    /// A one-shot build: listed files over [`KEEP_FILE`] whose size is the
+    /// manifest's are not hashed here but taken as listed, and checked by
+    /// the one pass that reads them later (the copy stage hashes, scans,
+    /// redacts and copies each in one read). Nothing is published unless
+    /// that check passes: see [`Evidence::check_deferred`].
+    pub(crate) defer: bool,
 }
 
 /// The [`Options`] of the campaign in `dir`: the symlinks its
@@ -282,7 +292,7 @@ pub(crate) fn verify_with(
         }
         files.push(check);
     }
-    let kept = hash_all(dir, &mut files, &to_hash, budget, opts.hashes);
+    let (kept, deferred) = hash_all(dir, &mut files, &to_hash, budget, opts);
     note_renames(&mut files);
     refuse_lookalikes(&mut files, &disk, &counts);
     files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -291,6 +301,7 @@ pub(crate) fn verify_with(
         manifest,
         files,
         kept,
+        deferred,
     })
 }
 
@@ -453,25 +464,38 @@ fn unlisted(path: &str, kind: Kind, detail: &Option<String>) -> FileCheck {
     check
 }
 
-/// Hash the files at `to_hash` on every core and judge each; returns the
-/// bytes of the small files kept.
+/// The bytes of small files kept, and the large files left for a later
+/// pass to hash.
+type Kept = (
+    std::collections::HashMap<String, std::sync::Arc<[u8]>>,
+    std::collections::HashSet<String>,
+);
+
+/// Hash the files at `to_hash` on every core and judge each (large ones
+/// deferred when `opts.defer` says so); returns the bytes of the small
+/// files kept and the paths deferred.
 fn hash_all(
     dir: &Path,
     files: &mut [FileCheck],
     to_hash: &[usize],
     budget: &std::sync::atomic::AtomicU64,
-    hashes: Option<&HashCache>,
-) -> std::collections::HashMap<String, std::sync::Arc<[u8]>> {
-    let progress = Progress::new(dir, files, to_hash);
+    opts: &Options,
+) -> Kept {
+    let progress = Progress::new(dir, files, to_hash, opts.defer);
     let hashed: Vec<(usize, Result<Hashed, String>)> = to_hash
         .par_iter()
         .map(|&i| {
-            let r = hash_stable(&dir.join(&files[i].path), &progress, budget, hashes);
+            let path = dir.join(&files[i].path);
+            if let Some(h) = opts.defer.then(|| deferred(&path, &files[i])).flatten() {
+                return (i, Ok(h));
+            }
+            let r = hash_stable(&path, &progress, budget, opts.hashes);
             (i, r)
         })
         .collect();
     progress.finish();
     let mut kept = std::collections::HashMap::new();
+    let mut deferred = std::collections::HashSet::new();
     for (i, result) in hashed {
         let f = &mut files[i];
         match result {
@@ -486,10 +510,31 @@ fn hash_all(
                 if let Some(content) = h.content {
                     kept.insert(f.path.clone(), content);
                 }
+                if h.deferred {
+                    deferred.insert(f.path.clone());
+                }
             }
         }
     }
-    kept
+    (kept, deferred)
+}
+
+/// A listed regular file over [`KEEP_FILE`] whose size is the manifest's
+/// (or the manifest gives none), taken as listed for now: its hash is the
+/// manifest's until the pass that reads it checks it. Whether a file is
+/// deferred depends on its size only, never on timing, so a build numbers
+/// its values in the same order on any thread count.
+fn deferred(path: &Path, f: &FileCheck) -> Option<Hashed> {
+    let expected = f.expected_sha256.as_ref()?;
+    let m = std::fs::metadata(path).ok()?;
+    let size = m.len();
+    let fits = f.expected_bytes.is_none_or(|b| b == size);
+    (m.is_file() && size > KEEP_FILE && fits).then(|| Hashed {
+        sha256: expected.clone(),
+        bytes: size,
+        content: None,
+        deferred: true,
+    })
 }
 
 fn judge(f: &mut FileCheck, sha: &str, bytes: u64) {
@@ -686,6 +731,8 @@ struct Hashed {
     sha256: String,
     bytes: u64,
     content: Option<std::sync::Arc<[u8]>>,
+    /// Not hashed: see [`deferred`].
+    deferred: bool,
 }
 
 fn hash_stable(
@@ -702,6 +749,7 @@ fn hash_stable(
             sha256,
             bytes: before.0,
             content: None,
+            deferred: false,
         });
     }
     // Small files are read whole and kept while the budget lasts.
@@ -743,6 +791,7 @@ fn hash_stable(
         sha256: sha,
         bytes,
         content,
+        deferred: false,
     })
 }
 
@@ -864,13 +913,64 @@ impl Evidence {
             return Ok(kept.to_vec());
         }
         let bytes = crate::fsx::read(&path)?;
-        if crate::hash::sha256_bytes(&bytes) != expected {
+        let sha = crate::hash::sha256_bytes(&bytes);
+        if self.is_deferred(rel) {
+            self.check_deferred(rel, &sha, bytes.len() as u64)?;
+        } else if sha != expected {
             return Err(crate::error::EvidenceFailed {
                 report: format!("`{}` changed after it was verified", path.display()),
             }
             .into());
         }
         Ok(bytes)
+    }
+}
+
+impl Evidence {
+    /// A large file not hashed by the verify stage (see [`Options::defer`]):
+    /// whatever reads it first must call [`Evidence::check_deferred`].
+    pub(crate) fn is_deferred(&self, rel: &str) -> bool {
+        self.deferred.contains(rel)
+    }
+
+    /// Judge a deferred file by the hash and size of what was read: a
+    /// file that does not match its manifest entry fails the build with
+    /// the report the verify stage would have given (it names the file;
+    /// nothing was published).
+    pub(crate) fn check_deferred(
+        &self,
+        rel: &str,
+        sha256: &str,
+        bytes: u64,
+    ) -> crate::error::Result<()> {
+        let Ok(i) = self.files.binary_search_by(|f| f.path.as_str().cmp(rel)) else {
+            return Ok(());
+        };
+        let mut f = self.files[i].clone();
+        judge(&mut f, sha256, bytes);
+        if f.verdict == Verdict::Ok {
+            return Ok(()); // the manifest's hash (and size, if it gives one)
+        }
+        let mut files = self.files.clone();
+        f.sha256 = Some(sha256.to_string());
+        f.bytes = Some(bytes);
+        files[i] = f;
+        let judged = Evidence {
+            dir: self.dir.clone(),
+            manifest: self.manifest.clone(),
+            files,
+            kept: std::collections::HashMap::new(),
+            deferred: std::collections::HashSet::new(),
+        };
+        Err(crate::error::EvidenceFailed {
+            report: format!(
+                "refusing to publish: the evidence does not match the manifest\n{}: {}\n{}",
+                self.dir.display(),
+                judged.summary(),
+                judged.problems().trim_end()
+            ),
+        }
+        .into())
     }
 }
 
@@ -882,13 +982,15 @@ const PROGRESS_MIN_BYTES: u64 = 256 * 1024 * 1024;
 const PROGRESS_MIN_FILES: usize = 5_000;
 
 impl Progress {
-    fn new(dir: &Path, files: &[FileCheck], to_hash: &[usize]) -> Progress {
+    /// `defer`: the files [`deferred`] takes are not hashed, so not counted.
+    fn new(dir: &Path, files: &[FileCheck], to_hash: &[usize], defer: bool) -> Progress {
         use std::io::IsTerminal;
         if !std::io::stderr().is_terminal() {
             return Progress(None);
         }
         let total: u64 = to_hash
             .iter()
+            .filter(|&&i| !defer || deferred(&dir.join(&files[i].path), &files[i]).is_none())
             .filter_map(|&i| std::fs::metadata(dir.join(&files[i].path)).ok())
             .map(|m| m.len())
             .sum();

@@ -40,6 +40,16 @@ pub(crate) struct Public {
     pub(crate) hits: HashMap<String, Vec<crate::redact::Hit>>,
     /// Fingerprint of the detector that scanned them.
     pub(crate) scanned_by: String,
+    /// Large text files this stage did not read (original paths): the
+    /// copy stage reads each once, hashing, scanning, numbering and
+    /// redacting it in one pass ([`crate::stream`]), after every other
+    /// file, in path order.
+    pub(crate) streamed: BTreeSet<String>,
+    /// The preview's large text files (which it scans here, as a build
+    /// does not) with what the input scan found, held until every other
+    /// file is numbered ([`number_held`]): the preview numbers values in
+    /// the order a build does.
+    held: Vec<Vec<crate::redact::Hit>>,
 }
 
 impl Public {
@@ -147,48 +157,87 @@ impl ScanCache {
     }
 }
 
+/// What the input scan makes of file `f`: `None` for a large text file
+/// left to the copy stage's one pass (see [`Public::streamed`]).
 fn scan_input(
     r: &Redactor,
     scans: Option<&ScanCache>,
-    path: &Path,
-    sha256: Option<&str>,
-    kept: Option<&[u8]>,
-) -> Result<scan::Scanned> {
+    (c, e): (&Campaign, &Evidence),
+    f: &str,
+) -> Result<Option<scan::Scanned>> {
+    let path = &c.path(f);
+    if e.is_deferred(f) {
+        if streams(c, f, path)? {
+            return Ok(None);
+        }
+        // Not hashed yet: hashed as it is scanned, and judged.
+        let check = |sha: &str, n: u64| e.check_deferred(f, sha, n);
+        return scan_verified(r, path, check).map(Some);
+    }
+    let sha256 = e.verified_sha256(f);
+    let kept = e.kept(f).map(|b| &b[..]);
     let scan = || match kept {
         Some(bytes) => scan::scan_file_named(&r.detector, bytes, path),
-        None => scan_verified(r, path, sha256),
+        None => scan_verified(r, path, |sha, _| match sha256 {
+            Some(expected) if sha != expected => Err(changed(path)),
+            _ => Ok(()),
+        }),
     };
     let (Some(cache), Some(sha)) = (scans, sha256) else {
-        return scan();
+        return scan().map(Some);
     };
     let key = (r.detector.fingerprint(), sha.to_string());
     if let Some(s) = cache.get(&key) {
-        return Ok(s);
+        return Ok(Some(s));
     }
     let scanned = scan()?;
     cache.insert(key, &scanned);
-    Ok(scanned)
+    Ok(Some(scanned))
 }
 
-/// Scan a file from disk, hashing what is read: a file that no longer has
-/// its verified bytes is refused, so "clean" always means "these bytes".
-fn scan_verified(r: &Redactor, path: &Path, sha256: Option<&str>) -> Result<scan::Scanned> {
+/// A file left to the copy stage's one pass: a large file (deferred by
+/// the verify stage) that is neither campaign.json nor a page (the pages
+/// are numbered before the other files) and whose first bytes are plain
+/// text. Binaries, archives and UTF-16 are scanned here as they always
+/// were.
+fn streams(c: &Campaign, f: &str, path: &Path) -> Result<bool> {
+    if f == campaign::META_NAME || c.meta.pages.iter().any(|p| p.file == f) {
+        return Ok(false);
+    }
+    let mut head = Vec::with_capacity(scan::HEAD);
+    crate::fsx::open(path)?
+        .take(scan::HEAD as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| crate::error::Error::io(path, "read", e))?;
+    Ok(scan::Kind::of(&head) == scan::Kind::Text)
+}
+
+/// The refusal of a file whose bytes are no longer those verified.
+fn changed(path: &Path) -> crate::error::Error {
+    EvidenceFailed {
+        report: format!(
+            "`{}` changed after it was verified; nothing was published",
+            path.display()
+        ),
+    }
+    .into()
+}
+
+/// Scan a file from disk, hashing what is read, and hand `check` the
+/// hash and size of the whole file: a file that no longer has its
+/// verified bytes is refused, so "clean" always means "these bytes".
+pub(crate) fn scan_verified(
+    r: &Redactor,
+    path: &Path,
+    check: impl FnOnce(&str, u64) -> Result<()>,
+) -> Result<scan::Scanned> {
     let mut reader = HashingReader::new(crate::fsx::open(path)?);
     let scanned = scan::scan_file_named(&r.detector, &mut reader, path)
         .map_err(|e| crate::error::Error::failed("read", path, e))?;
-    if let Some(expected) = sha256 {
-        // Read to the end, in case the scan stopped early (binary).
-        reader.drain()?;
-        if reader.finish().0 != expected {
-            return Err(EvidenceFailed {
-                report: format!(
-                    "`{}` changed after it was verified; nothing was published",
-                    path.display()
-                ),
-            }
-            .into());
-        }
-    }
+    // Read to the end, in case the scan stopped early (binary).
+    reader.drain()?;
+    let (sha, bytes) = reader.finish();
+    check(&sha, bytes)?;
     Ok(scanned)
 }
 
@@ -217,21 +266,16 @@ pub(crate) fn prepare(
                 .map(move |file| Job { campaign: i, file })
         })
         .collect();
-    let scanned: Vec<Result<scan::Scanned>> = jobs
+    let scanned: Vec<Result<(Option<scan::Scanned>, bool)>> = jobs
         .par_iter()
         .map(|job| {
-            let (c, e, f) = (
-                &campaigns[job.campaign],
-                &evidences[job.campaign],
-                &job.file,
-            );
-            scan_input(
-                r,
-                scans,
-                &c.path(f),
-                e.verified_sha256(f),
-                e.kept(f).map(|b| &b[..]),
-            )
+            let (c, e) = (&campaigns[job.campaign], &evidences[job.campaign]);
+            let s = scan_input(r, scans, (c, e), &job.file)?;
+            let held = match &s {
+                Some(s) if held(e, &job.file, s) => streams(c, &job.file, &c.path(&job.file))?,
+                _ => false,
+            };
+            Ok((s, held))
         })
         .collect();
     let mut publics: Vec<Public> = campaigns
@@ -253,7 +297,14 @@ pub(crate) fn prepare(
         if check_names {
             r.register_name(&job.file);
         }
-        publics[job.campaign].take_scan(c, e, r, &job.file, s?, &mut refused);
+        let p = &mut publics[job.campaign];
+        match s? {
+            (Some(s), true) => p.hold(&job.file, s),
+            (Some(s), false) => p.take_scan(c, e, r, &job.file, s, &mut refused),
+            (None, _) => {
+                p.streamed.insert(job.file.clone());
+            }
+        }
     }
     refused.check()?;
     for ((c, e), p) in campaigns.iter().zip(evidences).zip(&mut publics) {
@@ -266,6 +317,26 @@ pub(crate) fn prepare(
     Ok(publics)
 }
 
+/// A file a one-shot build would have left to the copy stage's one pass
+/// but that was scanned here (the preview hashes every file, so defers
+/// none): a text file over [`crate::evidence::KEEP_FILE`]; [`streams`]
+/// says the rest.
+fn held(e: &Evidence, f: &str, s: &scan::Scanned) -> bool {
+    let large = e.get(f).and_then(|f| f.bytes) > Some(crate::evidence::KEEP_FILE);
+    large && !e.is_deferred(f) && !s.binary && s.skipped.is_empty()
+}
+
+/// Number what the preview's large text files hold, campaign by campaign
+/// and file by file, after every other file and the secrets met by key:
+/// where a one-shot build's copy stage numbers them.
+pub(crate) fn number_held(publics: &mut [Public], r: &Redactor) {
+    for p in publics {
+        for hits in std::mem::take(&mut p.held) {
+            r.register(&hits);
+        }
+    }
+}
+
 /// Binaries and archives whose findings cannot be redacted in place.
 #[derive(Default)]
 struct Refused {
@@ -276,6 +347,21 @@ struct Refused {
 }
 
 impl Refused {
+    /// A file that is not text is published only as it is, so only if
+    /// nothing was found in it (or the policy accepts these exact bytes).
+    fn binary(&mut self, c: &Campaign, e: &Evidence, r: &Redactor, f: &str, s: &scan::Scanned) {
+        let sha = e.verified_sha256(f);
+        if (s.found() || !s.skipped.is_empty()) && !c.meta.redaction.accepts(f, sha) {
+            let shown = scan::mask(&r.detector, &c.path(f).display().to_string());
+            self.lines.push_str(&refusal(&shown, s));
+            self.accept.push(format!(
+                "{{\"path\": \"{}\", \"sha256\": \"{}\"}}",
+                scan::mask(&r.detector, f),
+                sha.unwrap_or("<its SHA-256>")
+            ));
+        }
+    }
+
     fn check(self) -> Result<()> {
         if self.lines.is_empty() {
             return Ok(());
@@ -306,18 +392,7 @@ impl Public {
         refused: &mut Refused,
     ) {
         if s.binary || !s.skipped.is_empty() {
-            // Not text: published only as it is, so only if nothing was
-            // found in it (or the policy accepts these exact bytes).
-            let sha = e.verified_sha256(f);
-            if (s.found() || !s.skipped.is_empty()) && !c.meta.redaction.accepts(f, sha) {
-                let shown = scan::mask(&r.detector, &c.path(f).display().to_string());
-                refused.lines.push_str(&refusal(&shown, &s));
-                refused.accept.push(format!(
-                    "{{\"path\": \"{}\", \"sha256\": \"{}\"}}",
-                    scan::mask(&r.detector, f),
-                    sha.unwrap_or("<its SHA-256>")
-                ));
-            }
+            refused.binary(c, e, r, f, &s);
             self.binary.insert(f.to_string());
             return;
         }
@@ -336,6 +411,15 @@ impl Public {
         {
             self.hits.insert(f.to_string(), hits);
         }
+    }
+
+    /// A large text file's scan, its numbering held (see [`Public::held`]).
+    fn hold(&mut self, f: &str, s: scan::Scanned) {
+        if s.hits.is_empty() {
+            self.clean.insert(f.to_string());
+        }
+        self.held
+            .push(s.hits.into_iter().map(|(_, _, h)| h).collect());
     }
 
     /// Every file's public name (redacted when a name could hold a value).
@@ -379,6 +463,16 @@ fn refusal(shown: &str, s: &scan::Scanned) -> String {
     out
 }
 
+/// A large file the copy stage's one pass found not to be text (a NUL
+/// byte after its first bytes): scanned as the input scan scans binaries,
+/// judged as it judges them, then copied as it is by the caller.
+pub(crate) fn scan_binary(c: &Campaign, e: &Evidence, r: &Redactor, f: &str) -> Result<()> {
+    let s = scan_verified(r, &c.path(f), |sha, n| e.check_deferred(f, sha, n))?;
+    let mut refused = Refused::default();
+    refused.binary(c, e, r, f, &s);
+    refused.check()
+}
+
 /// What publishing one file did.
 #[derive(Debug, Clone)]
 pub(crate) struct Copied {
@@ -392,6 +486,10 @@ pub(crate) struct Copied {
     pub(crate) redactions: Counts,
     /// A binary or archive published as it is.
     pub(crate) binary: bool,
+    /// The published bytes as scanned while they were written (by
+    /// [`crate::stream`]), with what was found in them: the rescan need
+    /// not read them back.
+    pub(crate) scanned: Option<scan::Scanned>,
 }
 
 /// Publish `bytes` (a kept file, exactly as verified) with `hits` (what
@@ -415,6 +513,7 @@ pub(crate) fn copy_found(
         published_bytes: published.len() as u64,
         redactions: counts,
         binary: false,
+        scanned: None,
     })
 }
 
@@ -497,5 +596,6 @@ pub(crate) fn copy(
         published_bytes,
         redactions: counts,
         binary: mode == Mode::Binary,
+        scanned: None,
     })
 }

@@ -97,6 +97,8 @@ pub(crate) struct Stage<'a> {
     pub(crate) redactor: &'a Redactor,
     pub(crate) key: Option<&'a Key>,
     pub(crate) sink: &'a Sink<'a>,
+    /// Chunk buffers of large files' one pass, from one file to the next.
+    pub(crate) buffers: crate::stream::Pool,
 }
 
 /// The manifest's name in a published campaign.
@@ -129,13 +131,28 @@ impl Stage<'_> {
             .collect();
         // Every copy at once; in the preview, those the served site already
         // has (same verified bytes, copied as they are) are not copied.
-        let copied = files
+        // Large text files wait: each is then read once, in path order, on
+        // every core, its values numbered as they are met (see
+        // `crate::stream`).
+        let mut copied = files
             .par_iter()
-            .map(|f| self.copy_file(c, e, p, f, id, same_detector))
-            .collect::<Result<Vec<Copied>>>()?;
+            .map(|f| {
+                if p.streamed.contains(&f.original) {
+                    return Ok(None);
+                }
+                let k = self.copy_file(c, e, p, f, id, same_detector)?;
+                Ok(Some((f.mode, k)))
+            })
+            .collect::<Result<Vec<Option<(Mode, Copied)>>>>()?;
+        for (f, k) in files.iter().zip(&mut copied) {
+            if k.is_none() {
+                *k = Some(self.stream_file(c, e, f, id)?);
+            }
+        }
         let mut out = Copies::default();
-        for (f, copied) in files.into_iter().zip(copied) {
-            out.push(self.published(f.original, f.published, f.mode, copied));
+        for (f, k) in files.into_iter().zip(copied) {
+            let (mode, copied) = k.expect("every file was copied");
+            out.push(self.published(f.original, f.published, mode, copied));
         }
         let manifest = self.copy_manifest(c, e, p, &out, same_detector)?;
         out.push(manifest);
@@ -169,6 +186,7 @@ impl Stage<'_> {
                 published_bytes: bytes,
                 redactions: Counts::new(),
                 binary: *mode == Mode::Binary,
+                scanned: None,
             });
         }
         let to = self.sink.create(&rel)?;
@@ -182,6 +200,49 @@ impl Stage<'_> {
         };
         self.sink.unchanged(&rel, &k.published_sha256);
         Ok(k)
+    }
+
+    /// Copy a large text file in one read (see [`crate::stream`]): verbatim
+    /// when nothing was found in it, else redacted; either way scanned as
+    /// written. Its bytes are judged against the manifest here, before
+    /// anything is published. One that turns out not to be text is
+    /// scanned, judged and copied as binaries are.
+    fn stream_file(
+        &self,
+        c: &Campaign,
+        e: &Evidence,
+        f: &Planned,
+        id: &str,
+    ) -> Result<(Mode, Copied)> {
+        let rel = format!("{id}/{}", f.published);
+        let from = c.path(&f.original);
+        let pass = crate::stream::Pass {
+            redactor: self.redactor,
+            from: &from,
+            published: crate::redact::scan::View::of(Path::new(&f.published)),
+            buffers: &self.buffers,
+        };
+        let (mode, k) = match pass.run(self.sink.create(&rel)?)? {
+            Some(s) => {
+                let mut k = s.copied;
+                e.check_deferred(&f.original, &k.sha256, k.bytes)?;
+                k.scanned = Some(s.scanned);
+                let mode = if k.published_sha256 == k.sha256 {
+                    Mode::Verbatim
+                } else {
+                    Mode::Redact
+                };
+                (mode, k)
+            }
+            None => {
+                public::scan_binary(c, e, self.redactor, &f.original)?;
+                let to = self.sink.create(&rel)?;
+                let k = public::copy(self.redactor, &from, None, to, &f.expected, Mode::Binary)?;
+                (Mode::Binary, k)
+            }
+        };
+        self.sink.unchanged(&rel, &k.published_sha256);
+        Ok((mode, k))
     }
 
     fn published(&self, original: String, path: String, mode: Mode, copied: Copied) -> Published {
@@ -250,6 +311,7 @@ impl Stage<'_> {
             published_bytes: text.len() as u64,
             redactions: Counts::new(),
             binary: false,
+            scanned: None,
         };
         Ok(self.published(original, name, Mode::Redact, copied))
     }

@@ -24,6 +24,7 @@ mod references;
 mod scale;
 mod script;
 mod serve;
+mod stream;
 mod tamper;
 mod trial;
 mod uncertainty;

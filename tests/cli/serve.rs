@@ -872,3 +872,29 @@ fn typed_figures_are_checked_again_where_a_save_changed_them() {
         }
     }
 }
+
+/// The preview numbers values as `exhibit build` does: a large log's after
+/// the small files' (a build reads a large text file once, as it copies
+/// it), although the preview scans it beforehand.
+#[test]
+fn the_preview_numbers_a_large_log_as_a_build_does() {
+    let dir = fixture("minimal");
+    let line = b"2026-10-01T10:00:00Z cell=4096 decode_tok_s=149.02 status=ok   \n";
+    let mut log = line.repeat(40_000);
+    log.extend_from_slice(b"peer 10.20.30.40 x\n");
+    log.extend_from_slice(&line.repeat(40_000));
+    std::fs::write(dir.join("artifacts/big.log"), &log).unwrap();
+    std::fs::write(dir.join("artifacts/z-small.log"), "gateway 10.9.9.9 up\n").unwrap();
+    seal(&dir);
+    let server = Server::start(&dir);
+    let built = fresh_build(&dir, "fresh");
+    for name in ["minimal/artifacts/big.log", "minimal/artifacts/z-small.log"] {
+        let want = &built.iter().find(|(p, _)| p == name).unwrap().1;
+        let previewed = std::fs::read(server.preview.join(name)).unwrap();
+        assert!(previewed == *want, "{name} differs from the build's");
+    }
+    assert_eq!(
+        read(&server.preview.join("minimal/artifacts/z-small.log")),
+        "gateway [private-endpoint-1] up\n"
+    );
+}

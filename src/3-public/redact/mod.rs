@@ -331,6 +331,26 @@ impl Redactor {
         *self.table.lock().unwrap_or_else(|e| e.into_inner()) = t;
     }
 
+    /// Where the numbering stands (each category's last number): cheap
+    /// to take whatever the table holds, for [`Redactor::rewind`].
+    pub(crate) fn mark(&self) -> BTreeMap<Category, usize> {
+        self.table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .next
+            .clone()
+    }
+
+    /// Forget every value numbered since `mark` was taken (numbers are
+    /// given in order, so they are those numbered past it), as if they
+    /// had never been met.
+    pub(crate) fn rewind(&self, mark: BTreeMap<Category, usize>) {
+        let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        t.ids
+            .retain(|(c, _), n| mark.get(c).is_some_and(|last| *n <= *last));
+        t.next = mark;
+    }
+
     /// Values numbered since `t` was taken.
     pub(crate) fn grew_since(&self, t: &Table) -> bool {
         self.table
@@ -392,6 +412,19 @@ impl Redactor {
             return Cow::Borrowed(text);
         }
         let mut out = Vec::with_capacity(text.len());
+        self.replace_into(text, hits, counts, &mut out);
+        Cow::Owned(out)
+    }
+
+    /// [`Redactor::replace`] appending to `out` (a buffer the caller
+    /// reuses).
+    pub(crate) fn replace_into(
+        &self,
+        text: &[u8],
+        hits: &[Hit],
+        counts: &mut Counts,
+        out: &mut Vec<u8>,
+    ) {
         let mut at = 0;
         // A run of one value (a peer list, a repeated log line) looks its
         // placeholder up once, not once per copy under the table's lock.
@@ -412,7 +445,6 @@ impl Redactor {
             at = h.end;
         }
         out.extend_from_slice(&text[at..]);
-        Cow::Owned(out)
     }
 
     pub(crate) fn redact_counted<'t>(&self, text: &'t str, counts: &mut Counts) -> Cow<'t, str> {

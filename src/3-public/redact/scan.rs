@@ -27,33 +27,79 @@ pub(crate) fn for_each_chunk(
     // needs: most files are small.
     let mut buf: Vec<u8> = Vec::new();
     let mut eof = false;
-    loop {
-        while !eof && buf.len() < CHUNK {
-            eof = fill(&mut reader, &mut buf, BLOCK)?;
-        }
-        if eof {
-            if !buf.is_empty() {
-                f(&buf)?;
-            }
-            return Ok(());
-        }
-        let mut cut = cut_point(&buf);
-        // Keep an unterminated PEM block for the next chunk, reading on
-        // until it ends (or the slack runs out).
-        while let Some(begin) = open_pem(&buf[..cut]) {
-            if buf.len() >= CHUNK + PEM_SLACK || eof {
-                break;
-            }
-            eof = fill(&mut reader, &mut buf, BLOCK)?;
-            cut = if eof {
-                buf.len()
-            } else {
-                cut_point(&buf).max(begin)
-            };
-        }
+    while let Some(cut) = next_cut(&mut reader, &mut buf, &mut eof)? {
         f(&buf[..cut])?;
         buf.drain(..cut);
     }
+    Ok(())
+}
+
+/// The chunks of [`for_each_chunk`], each its own buffer, pulled one at a
+/// time: a reader hands them on to be scanned elsewhere (several at once)
+/// while it reads the next.
+pub(crate) struct Chunks<R> {
+    reader: R,
+    buf: Vec<u8>,
+    eof: bool,
+}
+
+impl<R: Read> Chunks<R> {
+    pub(crate) fn new(reader: R) -> Self {
+        Chunks {
+            reader,
+            buf: Vec::new(),
+            eof: false,
+        }
+    }
+
+    /// The next chunk, cut where [`for_each_chunk`] cuts it; `None` at
+    /// the end of the stream. `spare` (empty, or a chunk done with) is the
+    /// buffer the chunk after it is read into: a caller that hands back
+    /// the buffers it is done with allocates none per chunk.
+    pub(crate) fn next_chunk(&mut self, mut spare: Vec<u8>) -> Result<Option<Vec<u8>>> {
+        let Some(cut) = next_cut(&mut self.reader, &mut self.buf, &mut self.eof)? else {
+            return Ok(None);
+        };
+        // The rest (a line begun) starts the next buffer, sized for a
+        // whole chunk so it does not grow by steps.
+        spare.clear();
+        spare.reserve_exact((CHUNK + BLOCK).max(self.buf.len() - cut));
+        spare.extend_from_slice(&self.buf[cut..]);
+        self.buf.truncate(cut);
+        Ok(Some(std::mem::replace(&mut self.buf, spare)))
+    }
+
+    /// The reader, once every chunk was taken.
+    pub(crate) fn into_inner(self) -> R {
+        self.reader
+    }
+}
+
+/// Fill `buf` from `reader` as far as the next chunk needs and say where
+/// that chunk ends (`None` when nothing is left): at a line break, or,
+/// to keep an unterminated PEM block whole, after it.
+fn next_cut(reader: &mut impl Read, buf: &mut Vec<u8>, eof: &mut bool) -> Result<Option<usize>> {
+    while !*eof && buf.len() < CHUNK {
+        *eof = fill(reader, buf, BLOCK)?;
+    }
+    if *eof {
+        return Ok((!buf.is_empty()).then_some(buf.len()));
+    }
+    let mut cut = cut_point(buf);
+    // Keep an unterminated PEM block for the next chunk, reading on
+    // until it ends (or the slack runs out).
+    while let Some(begin) = open_pem(&buf[..cut]) {
+        if buf.len() >= CHUNK + PEM_SLACK || *eof {
+            break;
+        }
+        *eof = fill(reader, buf, BLOCK)?;
+        cut = if *eof {
+            buf.len()
+        } else {
+            cut_point(buf).max(begin)
+        };
+    }
+    Ok(Some(cut))
 }
 
 /// Read up to `more` bytes from `reader` onto the end of `buf` (fewer
@@ -146,7 +192,7 @@ pub(crate) struct Finding {
 }
 
 /// What scanning one file found.
-#[derive(Default, Clone)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Scanned {
     /// Not text: a binary file (scanned for printable runs) or an archive
     /// (scanned through its members); either is published only as it is.
@@ -917,7 +963,11 @@ fn scan_text(
 
 /// Line and column (1-based, in characters) of each hit, and the line
 /// after `bytes`; `line` is the line the text starts on.
-fn locate(bytes: &[u8], hits: Vec<Hit>, mut line: usize) -> (Vec<(usize, usize, Hit)>, usize) {
+pub(crate) fn locate(
+    bytes: &[u8],
+    hits: Vec<Hit>,
+    mut line: usize,
+) -> (Vec<(usize, usize, Hit)>, usize) {
     let mut out = Vec::with_capacity(hits.len());
     // The column is counted on from the previous hit, never again from the
     // line's start: one long line of many hits stays linear. Line breaks

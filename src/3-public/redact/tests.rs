@@ -338,3 +338,76 @@ fn views_place_values_on_their_raw_bytes() {
         (start, start + 2 * "10.9.8.7".len())
     );
 }
+
+/// Chunks pulled one at a time (the one pass over a large file) are the
+/// chunks `for_each_chunk` feeds, whatever buffers are handed back: cut
+/// at line breaks, a PEM block kept whole across the 4 MiB edge, a line
+/// with no break cut at a space.
+#[test]
+fn chunks_pulled_one_by_one_are_the_chunks_fed() {
+    let mut text = Vec::new();
+    while text.len() < scan::CHUNK - 100 {
+        text.extend_from_slice(b"2026 step ok peer 10.1.2.3\n");
+    }
+    text.extend_from_slice(b"-----BEGIN RSA PRIVATE KEY-----\n");
+    for _ in 0..400 {
+        text.extend_from_slice(b"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=\n");
+    }
+    text.extend_from_slice(b"-----END RSA PRIVATE KEY-----\n");
+    for _ in 0..(3 * scan::CHUNK / 10) {
+        text.extend_from_slice(b"word ");
+    }
+    text.extend_from_slice(b"\nlast line\n");
+    let mut fed: Vec<Vec<u8>> = Vec::new();
+    scan::for_each_chunk(&text[..], |c| {
+        fed.push(c.to_vec());
+        Ok(())
+    })
+    .unwrap();
+    assert!(fed.len() >= 3, "{} chunks", fed.len());
+    let mut pulled: Vec<Vec<u8>> = Vec::new();
+    let mut chunks = scan::Chunks::new(&text[..]);
+    // Hand back a used buffer, full of other bytes, each time.
+    let mut spare = vec![b'z'; 1000];
+    while let Some(c) = chunks.next_chunk(spare).unwrap() {
+        spare = c.clone();
+        pulled.push(c);
+    }
+    assert_eq!(pulled, fed);
+    assert_eq!(pulled.concat(), text);
+    let pem_whole = pulled.iter().any(|c| {
+        let s = String::from_utf8_lossy(c);
+        s.contains("-----BEGIN RSA") && s.contains("-----END RSA")
+    });
+    assert!(pem_whole);
+}
+
+/// Rewinding to a mark forgets exactly the values numbered since, and
+/// numbering goes on from the mark.
+#[test]
+fn rewind_forgets_what_was_numbered_since_the_mark() {
+    let r = redactor();
+    let hit = |key: &str, category| Hit {
+        start: 0,
+        end: 1,
+        category,
+        key: key.to_string(),
+    };
+    r.register(&[hit("a", Category::Endpoint), hit("p", Category::HostPath)]);
+    let mark = r.mark();
+    r.register(&[
+        hit("a", Category::Endpoint),
+        hit("b", Category::Endpoint),
+        hit("u", Category::GpuUuid),
+    ]);
+    r.rewind(mark);
+    let shown = |key: &str, category| {
+        let text = b"x";
+        let h = [hit(key, category)];
+        String::from_utf8(r.replace(text, &h, &mut Counts::new()).into_owned()).unwrap()
+    };
+    assert_eq!(shown("c", Category::Endpoint), "[private-endpoint-2]");
+    assert_eq!(shown("a", Category::Endpoint), "[private-endpoint-1]");
+    assert_eq!(shown("u2", Category::GpuUuid), "[gpu-uuid-1]");
+    assert_eq!(shown("b", Category::Endpoint), "[private-endpoint-3]");
+}

@@ -92,12 +92,14 @@ fn verify_one(
     c: &Campaign,
     budget: &std::sync::atomic::AtomicU64,
     hashes: Option<&HashCache>,
+    defer: bool,
 ) -> Result<Evidence> {
     let m = manifest::load(&c.dir)?;
     let name = m.name.clone();
     let opts = evidence::Options {
         symlinks: c.meta.symlinks.clone(),
         hashes,
+        defer,
         ..Default::default()
     };
     evidence::verify_with(&c.dir, m, &[name.as_str()], budget, &opts)
@@ -117,8 +119,12 @@ pub(super) fn verify(
         evidences: Vec::with_capacity(campaigns.len()),
         edits: Vec::with_capacity(campaigns.len()),
     };
+    // A one-shot build hashes large files in the pass that copies them
+    // (see `evidence::Options::defer`); the preview hashes every file here,
+    // keeping the hashes for the next build.
+    let defer = !opts.preview && cache.is_none();
     for c in campaigns {
-        let e = verify_one(c, &budget, hashes)?;
+        let e = verify_one(c, &budget, hashes, defer)?;
         let (e, edits) = if opts.preview {
             e.accept_edits()
         } else {

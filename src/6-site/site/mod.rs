@@ -108,7 +108,7 @@ pub(crate) fn build_with(
     let (publics, redactor) = public_view(&loaded, &verified.evidences, cache.as_deref())?;
     phases.mark("scan");
     let staging = staging::Staging::create(&opts.out)?;
-    let scanned_by = redactor.detector.fingerprint();
+    let mut scanned_by = redactor.detector.fingerprint();
     let previous = cache
         .as_deref()
         .and_then(|c| c.served(opts, &loaded.out_abs, &scanned_by));
@@ -120,7 +120,21 @@ pub(crate) fn build_with(
         publics: &publics,
         sink: &sink,
     };
-    let copied = stages.copy(&redactor)?;
+    let mut copied = stages.copy(&redactor)?;
+    // A large text file, read only by the copy stage, may hold a secret
+    // met by key that no other file did: then every copy is made again by
+    // the detector that knows it (reading those files a second time), as
+    // if the public stage had found it.
+    let streamed = publics.iter().any(|p| !p.streamed.is_empty());
+    let redactor = if streamed {
+        redactor.with_known_secrets()?
+    } else {
+        redactor
+    };
+    if redactor.detector.fingerprint() != scanned_by {
+        copied = stages.copy(&redactor)?;
+        scanned_by = redactor.detector.fingerprint();
+    }
     phases.mark("copy");
     let page_cache = cache.as_deref_mut().map(|c| &mut c.pages);
     let mut rendered = stages.render(&redactor, &copied, page_cache)?;
@@ -164,10 +178,11 @@ fn public_view(
     let campaigns = &loaded.campaigns;
     let redactor = Redactor::new(Detector::new(campaigns.iter().map(|c| &c.meta.redaction))?);
     let scans = cache.map(|c| &c.scans);
-    let publics = crate::public::prepare(campaigns, evidences, &redactor, scans)?;
+    let mut publics = crate::public::prepare(campaigns, evidences, &redactor, scans)?;
     for (c, e) in campaigns.iter().zip(evidences) {
         copies::learn_keyed_secrets(c, e, &redactor, cache.map(|c| &c.keyless))?;
     }
+    crate::public::number_held(&mut publics, &redactor);
     Ok((publics, redactor.with_known_secrets()?))
 }
 
@@ -189,6 +204,7 @@ impl Stages<'_> {
             redactor,
             key: self.opts.key.as_ref(),
             sink: self.sink,
+            buffers: Default::default(),
         };
         let campaigns = self.loaded.campaigns.iter();
         campaigns

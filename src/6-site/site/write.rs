@@ -79,7 +79,8 @@ pub(super) struct Written {
     /// Exact copies of inputs the same detector found clean: only their
     /// names are scanned again.
     pub(crate) verbatim: BTreeSet<String>,
-    /// Generated files scanned as they were written, with what was found.
+    /// Generated files, and copies of large text files, scanned as they
+    /// were written, with what was found.
     pub(crate) prescanned: BTreeMap<String, scan::Scanned>,
 }
 
@@ -221,6 +222,11 @@ impl Site<'_> {
     fn mark_copies(&self, i: usize, written: &mut Written) {
         for f in &self.copies[i].files {
             let rel = format!("{}/{}", self.publics[i].meta.id, f.path);
+            if let Some(scanned) = &f.copied.scanned {
+                // Scanned as written, by the copy stage's detector.
+                written.prescanned.insert(rel, scanned.clone());
+                continue;
+            }
             match f.mode {
                 public::Mode::Binary => written.unscanned.insert(rel),
                 public::Mode::Verbatim => written.verbatim.insert(rel),

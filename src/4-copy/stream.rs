@@ -1,0 +1,320 @@
+//! One pass over a large text file: each byte read from disk once, and
+//! in that pass hashed (checked against the manifest at the end), scanned,
+//! its values numbered in file order, redacted, written to staging
+//! (hashing the published bytes) and the written bytes scanned again in
+//! memory, as the rescan would read them, so the rescan need not read
+//! the copy back.
+//!
+//! The reader cuts the file into the chunks the scanner always uses
+//! ([`scan::Chunks`]: line breaks, never inside a PEM block, no state
+//! carried from one to the next but the line number). Chunks go in
+//! batches, a chunk per core, four batches in flight ([`Pass::step`]):
+//! while one batch is read and hashed, the one before is searched, the
+//! one before that (its values numbered) is replaced and scanned as
+//! written, and the one before that is written, every chunk's search and
+//! replacement a task of its own; memory stays a few chunks whatever the
+//! file's size. Values are numbered between steps, batch by batch in file
+//! order, so placeholders do not depend on the thread count.
+//!
+//! What the pass cannot skip is what it costs: the search of the file and
+//! the scan of what is written (a chunk with nothing replaced and read
+//! the same way is not scanned again), and the two hashes.
+
+use crate::error::Result;
+use crate::hash::HashingReader;
+use crate::public::Copied;
+use crate::redact::scan::{self, View};
+use crate::redact::{Counts, Hit, Redactor};
+use crate::sink::Staged;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// The most chunks in one batch.
+const MAX_BATCH: usize = 8;
+
+/// Buffers of chunks done with, for the next ones (of the same file or
+/// the next): a chunk is a few MiB, and one allocated (and zeroed by the
+/// kernel) for each cost more than hashing it. At most [`Pool::KEEP`]
+/// are kept; the copy stage owns the pool, so they go with it.
+#[derive(Default)]
+pub(crate) struct Pool(std::sync::Mutex<Vec<Vec<u8>>>);
+
+impl Pool {
+    /// Four batches in flight at most.
+    const KEEP: usize = 4 * MAX_BATCH;
+
+    fn take(&self) -> Vec<u8> {
+        let mut pool = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        pool.pop().unwrap_or_default()
+    }
+
+    fn give(&self, mut buf: Vec<u8>) {
+        let mut pool = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.len() < Self::KEEP {
+            buf.clear();
+            pool.push(buf);
+        }
+    }
+}
+
+/// How one file is read and written.
+pub(crate) struct Pass<'a> {
+    pub(crate) redactor: &'a Redactor,
+    /// The file as verified (its original path names its view).
+    pub(crate) from: &'a Path,
+    /// How the copy will be read: the view of its published name.
+    pub(crate) published: View,
+    pub(crate) buffers: &'a Pool,
+}
+
+/// What the pass made: the copy, and what scanning the written bytes
+/// found (line, column, hit), which the rescan reports as its own.
+pub(crate) struct Streamed {
+    pub(crate) copied: Copied,
+    pub(crate) scanned: scan::Scanned,
+}
+
+/// One chunk once redacted: the bytes to write, and what they hold.
+struct Done {
+    out: Vec<u8>,
+    /// Findings in `out`, lines counted from the chunk's first line (1).
+    found: Vec<(usize, usize, Hit)>,
+    /// Line breaks in `out`.
+    lines: usize,
+    counts: Counts,
+}
+
+/// Where the copy goes: the staged file and the hash of what it holds.
+struct Out {
+    to: Staged,
+    hash: Sha256,
+    bytes: u64,
+    /// The line the next chunk starts on.
+    line: usize,
+    counts: Counts,
+    found: Vec<(usize, usize, Hit)>,
+    /// Any chunk changed by redaction.
+    changed: bool,
+}
+
+impl Pass<'_> {
+    /// Copy the file into `to` in one read. `None` when it turns out not
+    /// to be text (a NUL byte after its first bytes): the caller copies it
+    /// the way binaries are, and nothing this pass numbered is kept (see
+    /// [`Redactor::rewind`]). The caller checks the original's hash and
+    /// size ([`Copied::sha256`], [`Copied::bytes`]) against the manifest
+    /// before anything is published.
+    pub(crate) fn run(&self, to: Staged) -> Result<Option<Streamed>> {
+        let numbered = self.redactor.mark();
+        let file = crate::fsx::open(self.from)?;
+        let read_err = |e: crate::error::Error| crate::error::Error::failed("read", self.from, e);
+        let mut chunks = scan::Chunks::new(HashingReader::new(file));
+        // A chunk per core in each batch (two at least, eight at most:
+        // four batches in flight are the memory the pass takes).
+        let per_batch = rayon::current_num_threads().clamp(2, MAX_BATCH);
+        let mut out = Out {
+            to,
+            hash: Sha256::new(),
+            bytes: 0,
+            line: 1,
+            counts: Counts::new(),
+            found: Vec::new(),
+            changed: false,
+        };
+        let pool = self.buffers;
+        // Four batches in flight, each a step further on: read (and
+        // hashed), found, replaced (and scanned as written), written.
+        let mut read = read_batch(&mut chunks, per_batch, pool).map_err(read_err)?;
+        let mut found: Vec<(Vec<u8>, Vec<Hit>)> = Vec::new();
+        let mut done: Vec<Done> = Vec::new();
+        while !read.is_empty() || !found.is_empty() || !done.is_empty() {
+            let Some(to_find) = read.text() else {
+                self.redactor.rewind(numbered);
+                return Ok(None);
+            };
+            let step = Step {
+                to_find,
+                to_replace: std::mem::take(&mut found),
+                to_write: std::mem::take(&mut done),
+            };
+            let (next, hits, replaced, wrote) = self.step(step, &mut chunks, &mut out, per_batch);
+            wrote?;
+            // Numbered in file order, before any of them is replaced.
+            for (_, h) in &hits {
+                self.redactor.register(h);
+            }
+            found = hits;
+            done = replaced;
+            read = next.map_err(read_err)?;
+        }
+        let (sha256, bytes) = chunks.into_inner().finish();
+        out.to.finish()?;
+        let changed = out.changed;
+        let copied = Copied {
+            published_sha256: crate::hash::hex(&out.hash.finalize()),
+            sha256,
+            bytes,
+            published_bytes: out.bytes,
+            redactions: out.counts,
+            binary: false,
+            scanned: None,
+        };
+        debug_assert!(changed || copied.published_sha256 == copied.sha256);
+        let scanned = scan::Scanned {
+            hits: out.found,
+            ..scan::Scanned::default()
+        };
+        Ok(Some(Streamed { copied, scanned }))
+    }
+
+    /// One step of the pipeline, every part a task of its own so both
+    /// cores stay busy: the next batch read, each chunk of one batch
+    /// searched, each of the batch before (its values numbered) replaced
+    /// and scanned, and the batch before that written. Returns what each
+    /// made, in order.
+    fn step<R: std::io::Read + Send>(
+        &self,
+        step: Step,
+        chunks: &mut scan::Chunks<R>,
+        out: &mut Out,
+        per_batch: usize,
+    ) -> Stepped {
+        let (r, pool, view) = (self.redactor, self.buffers, View::of(self.from));
+        let mut next = None;
+        let mut wrote = None;
+        let mut hits: Vec<Vec<Hit>> = vec![Vec::new(); step.to_find.len()];
+        let mut replaced: Vec<Option<Done>> = Vec::new();
+        replaced.resize_with(step.to_replace.len(), || None);
+        rayon::scope(|s| {
+            s.spawn(|_| next = Some(read_batch(chunks, per_batch, pool)));
+            s.spawn(|_| wrote = Some(out.write(step.to_write, pool)));
+            for (slot, chunk) in hits.iter_mut().zip(&step.to_find) {
+                s.spawn(move |_| *slot = scan::find_all(&r.detector, chunk, view));
+            }
+            for (slot, (chunk, hits)) in replaced.iter_mut().zip(step.to_replace) {
+                s.spawn(move |_| *slot = Some(self.replace(chunk, &hits, pool)));
+            }
+        });
+        let found = step.to_find.into_iter().zip(hits).collect();
+        let replaced = replaced.into_iter().flatten().collect();
+        let next = next.unwrap_or_else(|| Ok(Batch::default()));
+        (next, found, replaced, wrote.unwrap_or(Ok(())))
+    }
+
+    /// One chunk with its `hits` replaced, and what the detector finds in
+    /// the result as the rescan would read it. A chunk with nothing to
+    /// replace, read the same way, is written as it is and found clean by
+    /// the same scan that found nothing in it.
+    fn replace(&self, chunk: Vec<u8>, hits: &[Hit], pool: &Pool) -> Done {
+        let r = self.redactor;
+        let mut counts = Counts::new();
+        let out = if hits.is_empty() {
+            chunk
+        } else {
+            let mut out = pool.take();
+            // Room for the longest placeholders: the buffer never grows.
+            out.reserve_exact(chunk.len() + 32 * hits.len());
+            r.replace_into(&chunk, hits, &mut counts, &mut out);
+            pool.give(chunk);
+            out
+        };
+        if hits.is_empty() && View::of(self.from) == self.published {
+            let lines = memchr::memchr_iter(b'\n', &out).count();
+            return Done {
+                out,
+                found: Vec::new(),
+                lines,
+                counts,
+            };
+        }
+        let found = scan::find_all(&r.detector, &out, self.published);
+        let (found, after) = scan::locate(&out, found, 1);
+        Done {
+            lines: after - 1,
+            out,
+            found,
+            counts,
+        }
+    }
+}
+
+impl Out {
+    /// Write redacted chunks in order, hashing them and placing what was
+    /// found in them by the copy's own lines.
+    fn write(&mut self, done: Vec<Done>, pool: &Pool) -> Result<()> {
+        for d in done {
+            self.hash.update(&d.out);
+            self.bytes += d.out.len() as u64;
+            self.to.write_all(&d.out)?;
+            self.changed |= !d.counts.is_empty();
+            for (c, n) in d.counts {
+                *self.counts.entry(c).or_insert(0) += n;
+            }
+            let base = self.line - 1;
+            self.found
+                .extend(d.found.into_iter().map(|(l, col, h)| (base + l, col, h)));
+            self.line += d.lines;
+            pool.give(d.out);
+        }
+        Ok(())
+    }
+}
+
+/// What one [`Pass::step`] works on.
+struct Step {
+    to_find: Vec<Vec<u8>>,
+    /// Chunks whose values are numbered, with those values.
+    to_replace: Vec<(Vec<u8>, Vec<Hit>)>,
+    to_write: Vec<Done>,
+}
+
+/// What one [`Pass::step`] made: the next batch read, the chunks found
+/// (with their values, not yet numbered), those replaced, and whether
+/// writing went well.
+type Stepped = (
+    Result<Batch>,
+    Vec<(Vec<u8>, Vec<Hit>)>,
+    Vec<Done>,
+    Result<()>,
+);
+
+/// Chunks read in order, and whether one of them holds a NUL byte (the
+/// scanner reads a file with one as a binary's printable runs).
+#[derive(Default)]
+struct Batch {
+    chunks: Vec<Vec<u8>>,
+    nul: bool,
+}
+
+impl Batch {
+    fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// The chunks, if they are text.
+    fn text(&mut self) -> Option<Vec<Vec<u8>>> {
+        (!self.nul).then(|| std::mem::take(&mut self.chunks))
+    }
+}
+
+/// Up to `n` chunks, read in order (and hashed on the way in).
+fn read_batch<R: std::io::Read>(
+    chunks: &mut scan::Chunks<R>,
+    n: usize,
+    pool: &Pool,
+) -> Result<Batch> {
+    let mut batch = Batch {
+        chunks: Vec::with_capacity(n),
+        nul: false,
+    };
+    while batch.chunks.len() < n {
+        match chunks.next_chunk(pool.take())? {
+            Some(c) => {
+                batch.nul |= memchr::memchr(0, &c).is_some();
+                batch.chunks.push(c);
+            }
+            None => break,
+        }
+    }
+    Ok(batch)
+}
