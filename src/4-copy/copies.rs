@@ -330,6 +330,10 @@ impl Copies {
 /// where no key stands beside them. Files that name no secret-like key
 /// are not parsed; files that do not parse are left to the stage that
 /// reports them with a position.
+/// CSV and TSV files are read as tables, as the render stage reads them. A
+/// file a block reads in a format its extension does not name is met by
+/// key only as the pages render; the rescan then looks for such a secret
+/// in every file, the verbatim copies too, and refuses what holds it.
 /// `keyless`: the preview's record of files whose parse found nothing to
 /// redact (see [`Keyless`]); they are not parsed again.
 pub(crate) fn learn_keyed_secrets(
@@ -345,19 +349,20 @@ pub(crate) fn learn_keyed_secrets(
     for f in &e.files {
         let jsonl = f.path.ends_with(".jsonl");
         let json = jsonl || f.path.ends_with(".json");
+        let lower = f.path.to_ascii_lowercase();
+        let table = lower.ends_with(".csv") || lower.ends_with(".tsv");
         let page = pages.contains(f.path.as_str());
-        if !(json || page) || f.bytes.unwrap_or(0) > READ_UP_TO {
+        if !(json || table || page) || f.bytes.unwrap_or(0) > READ_UP_TO {
             continue;
         }
         // What the parse below depends on: how the file is read, its
         // verified bytes and the detector.
         let key = e.verified_sha256(&f.path).map(|sha| {
-            let how = if page {
-                "page"
-            } else if jsonl {
-                "jsonl"
-            } else {
-                "json"
+            let how = match (page, jsonl, table) {
+                (true, _, _) => "page",
+                (_, true, _) => "jsonl",
+                (_, _, true) => "table",
+                _ => "json",
             };
             format!("{how}\0{sha}\0{detector}")
         });
@@ -387,6 +392,14 @@ pub(crate) fn learn_keyed_secrets(
         if page {
             for body in exhibit_bodies(text) {
                 learn(&body);
+            }
+        } else if table {
+            // A CSV or TSV file read as the render stage reads it: a row
+            // `HF_TOKEN,<value>` under `key,value` is a secret by its label.
+            let none = |_: &str| None;
+            let file = c.path(&f.path);
+            if let Ok(mut parsed) = crate::formats::read(&file, &f.path, text, None, &none) {
+                r.redact_value(&mut parsed.doc, &mut found);
             }
         } else if jsonl {
             text.lines().for_each(&mut learn);

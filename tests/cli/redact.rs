@@ -602,3 +602,60 @@ fn values_hidden_by_markup_or_escapes_fail_closed() {
     );
     assert!(!out.exists());
 }
+
+/// The minimal fixture with a table of settings read by a key-value block
+/// (`data/creds.EXT`, read as `format` when given) whose row labelled
+/// `HF_TOKEN` holds a secret, and a log naming that secret with no key.
+fn secret_by_label(ext: &str, format: Option<&str>) -> PathBuf {
+    let dir = fixture("minimal");
+    let creds = format!("data/creds.{ext}");
+    std::fs::write(
+        dir.join(&creds),
+        format!("key,value\nHF_TOKEN,{LABELLED}\nregion,west\n"),
+    )
+    .unwrap();
+    let format = format.map_or(String::new(), |f| format!(", \"format\": \"{f}\""));
+    let index = dir.join("index.md");
+    let block = format!("\n```exhibit keyvalue\n{{ \"source\": \"{creds}\"{format} }}\n```\n");
+    std::fs::write(&index, read(&index) + &block).unwrap();
+    let note = format!("the run used {LABELLED} to pull weights\n");
+    std::fs::write(dir.join("artifacts/notes.txt"), note).unwrap();
+    seal(&dir);
+    dir
+}
+
+const LABELLED: &str = "Qm4Zr8Tx2Lw6Np0Vb";
+
+/// A CSV's row labelled as a secret is learned before anything is copied:
+/// the log naming the value without a key, and the CSV itself, are
+/// published redacted, as the page is.
+#[test]
+fn a_secret_labelled_in_a_csv_is_taken_out_of_every_copy() {
+    let dir = secret_by_label("csv", None);
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (path, bytes) in tree(&out) {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains(LABELLED), "{path} publishes the secret");
+    }
+    let notes = read(&out.join("minimal/artifacts/notes.txt"));
+    assert_eq!(notes, "the run used [credential-1] to pull weights\n");
+    assert!(read(&out.join("minimal/index.html")).contains("[credential-1]"));
+}
+
+/// A secret met by key only as the pages render (a table read in a format
+/// its file name does not say) is looked for in the copies published as
+/// they are too: the build refuses them, exit 1, naming file, line and
+/// category only, and publishes nothing.
+#[test]
+fn a_secret_met_only_as_pages_render_is_looked_for_in_verbatim_copies() {
+    let dir = secret_by_label("txt", Some("csv"));
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains(LABELLED), "{err}");
+    insta::assert_snapshot!("secret-met-while-rendering", err);
+    assert!(!out.exists());
+}

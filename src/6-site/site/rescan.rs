@@ -33,10 +33,14 @@ pub(super) fn rescan(
     // (findings in them refused or accepted by hash): not read again.
     // No script-capable markup, whatever wrote it (theme overrides too).
     crate::gate::check_tree(staging)?;
+    // Copies published as they are were found clean by the input scan, and
+    // files scanned as they were written were scanned then: both only by
+    // the detector before the pages met secrets by key. A secret learned
+    // from a page is looked for in them too.
     let report = scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), &|rel| {
-        written.verbatim.contains(rel)
-            || written.unscanned.contains(rel)
-            || (prescanned && written.prescanned.contains_key(rel))
+        written.unscanned.contains(rel)
+            || (prescanned
+                && (written.verbatim.contains(rel) || written.prescanned.contains_key(rel)))
     })?;
     let unscanned = &written.unscanned;
     let mut found: Vec<Place> = report
