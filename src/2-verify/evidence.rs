@@ -944,7 +944,11 @@ impl Evidence {
         bytes: u64,
     ) -> crate::error::Result<()> {
         let Ok(i) = self.files.binary_search_by(|f| f.path.as_str().cmp(rel)) else {
-            return Ok(());
+            // Never judged: not published as if it had been.
+            return Err(crate::error::Error::Invalid(format!(
+                "internal error: `{}` was read as a verified file of the campaign but is not one",
+                self.dir.join(rel).display()
+            )));
         };
         let mut f = self.files[i].clone();
         judge(&mut f, sha256, bytes);

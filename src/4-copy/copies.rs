@@ -355,8 +355,9 @@ pub(crate) fn learn_keyed_secrets(
         if !(json || table || page) || f.bytes.unwrap_or(0) > READ_UP_TO {
             continue;
         }
-        // What the parse below depends on: how the file is read, its
-        // verified bytes and the detector.
+        // What the parse below depends on: how the file is read (its name
+        // says whether a table is CSV or TSV), its verified bytes and the
+        // detector.
         let key = e.verified_sha256(&f.path).map(|sha| {
             let how = match (page, jsonl, table) {
                 (true, _, _) => "page",
@@ -364,7 +365,7 @@ pub(crate) fn learn_keyed_secrets(
                 (_, _, true) => "table",
                 _ => "json",
             };
-            format!("{how}\0{sha}\0{detector}")
+            format!("{how}\0{}\0{sha}\0{detector}", f.path)
         });
         if keyless.zip(key.as_ref()).is_some_and(|(k, key)| k.has(key)) {
             continue;

@@ -2,23 +2,23 @@
 //! in that pass hashed (checked against the manifest at the end), scanned,
 //! its values numbered in file order, redacted, written to staging
 //! (hashing the published bytes) and the written bytes scanned again in
-//! memory, as the rescan would read them, so the rescan need not read
-//! the copy back.
+//! memory by the rescan's own scan of the whole stream (cut where that
+//! scan cuts it, on a thread of its own), so the rescan need not read the
+//! copy back and finds exactly what it would have found.
 //!
 //! The reader cuts the file into the chunks the scanner always uses
 //! ([`scan::Chunks`]: line breaks, never inside a PEM block, no state
 //! carried from one to the next but the line number). Chunks go in
 //! batches, a chunk per core, four batches in flight ([`Pass::step`]):
 //! while one batch is read and hashed, the one before is searched, the
-//! one before that (its values numbered) is replaced and scanned as
-//! written, and the one before that is written, every chunk's search and
+//! one before that (its values numbered) is replaced, and the one before
+//! that is written and handed to the scan, every chunk's search and
 //! replacement a task of its own; memory stays a few chunks whatever the
 //! file's size. Values are numbered between steps, batch by batch in file
 //! order, so placeholders do not depend on the thread count.
 //!
 //! What the pass cannot skip is what it costs: the search of the file and
-//! the scan of what is written (a chunk with nothing replaced and read
-//! the same way is not scanned again), and the two hashes.
+//! the scan of what is written, and the two hashes.
 
 use crate::error::Result;
 use crate::hash::HashingReader;
@@ -74,27 +74,22 @@ pub(crate) struct Streamed {
     pub(crate) scanned: scan::Scanned,
 }
 
-/// One chunk once redacted: the bytes to write, and what they hold.
+/// One chunk once redacted: the bytes to write, and what was replaced.
 struct Done {
     out: Vec<u8>,
-    /// Findings in `out`, lines counted from the chunk's first line (1).
-    found: Vec<(usize, usize, Hit)>,
-    /// Line breaks in `out`.
-    lines: usize,
     counts: Counts,
 }
 
-/// Where the copy goes: the staged file and the hash of what it holds.
+/// Where the copy goes: the staged file, the hash of what it holds, and
+/// the scan of the written bytes ([`Written`]), which they are sent to.
 struct Out {
     to: Staged,
     hash: Sha256,
     bytes: u64,
-    /// The line the next chunk starts on.
-    line: usize,
     counts: Counts,
-    found: Vec<(usize, usize, Hit)>,
     /// Any chunk changed by redaction.
     changed: bool,
+    scan: std::sync::mpsc::SyncSender<Vec<u8>>,
 }
 
 impl Pass<'_> {
@@ -105,6 +100,35 @@ impl Pass<'_> {
     /// size ([`Copied::sha256`], [`Copied::bytes`]) against the manifest
     /// before anything is published.
     pub(crate) fn run(&self, to: Staged) -> Result<Option<Streamed>> {
+        // The written bytes are scanned as the rescan would read the copy
+        // back: the same scan of the whole stream, cut into chunks where
+        // that scan cuts them (not where the input was cut: replacing
+        // values moves every later cut), on a thread of its own.
+        let (send, written) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+        std::thread::scope(|threads| {
+            let (det, view) = (&self.redactor.detector, self.published);
+            let scanner =
+                threads.spawn(move || scan::scan_reader(det, Written::new(written), view));
+            let Some(copied) = self.copy(to, send)? else {
+                return Ok(None);
+            };
+            let scanned = scanner.join().map_err(|_| {
+                crate::error::Error::Invalid(format!(
+                    "internal error: the scan of the copy of `{}` stopped",
+                    self.from.display()
+                ))
+            })??;
+            Ok(Some(Streamed { copied, scanned }))
+        })
+    }
+
+    /// The pass itself, the written bytes sent to `scan` as they are
+    /// written (see [`Pass::run`]).
+    fn copy(
+        &self,
+        to: Staged,
+        scan: std::sync::mpsc::SyncSender<Vec<u8>>,
+    ) -> Result<Option<Copied>> {
         let numbered = self.redactor.mark();
         let file = crate::fsx::open(self.from)?;
         let read_err = |e: crate::error::Error| crate::error::Error::failed("read", self.from, e);
@@ -116,14 +140,13 @@ impl Pass<'_> {
             to,
             hash: Sha256::new(),
             bytes: 0,
-            line: 1,
             counts: Counts::new(),
-            found: Vec::new(),
             changed: false,
+            scan,
         };
         let pool = self.buffers;
         // Four batches in flight, each a step further on: read (and
-        // hashed), found, replaced (and scanned as written), written.
+        // hashed), found, replaced, written (and sent to be scanned).
         let mut read = read_batch(&mut chunks, per_batch, pool).map_err(read_err)?;
         let mut found: Vec<(Vec<u8>, Vec<Hit>)> = Vec::new();
         let mut done: Vec<Done> = Vec::new();
@@ -160,11 +183,7 @@ impl Pass<'_> {
             scanned: None,
         };
         debug_assert!(changed || copied.published_sha256 == copied.sha256);
-        let scanned = scan::Scanned {
-            hits: out.found,
-            ..scan::Scanned::default()
-        };
-        Ok(Some(Streamed { copied, scanned }))
+        Ok(Some(copied))
     }
 
     /// One step of the pipeline, every part a task of its own so both
@@ -187,7 +206,7 @@ impl Pass<'_> {
         replaced.resize_with(step.to_replace.len(), || None);
         rayon::scope(|s| {
             s.spawn(|_| next = Some(read_batch(chunks, per_batch, pool)));
-            s.spawn(|_| wrote = Some(out.write(step.to_write, pool)));
+            s.spawn(|_| wrote = Some(out.write(step.to_write)));
             for (slot, chunk) in hits.iter_mut().zip(&step.to_find) {
                 s.spawn(move |_| *slot = scan::find_all(&r.detector, chunk, view));
             }
@@ -201,12 +220,8 @@ impl Pass<'_> {
         (next, found, replaced, wrote.unwrap_or(Ok(())))
     }
 
-    /// One chunk with its `hits` replaced, and what the detector finds in
-    /// the result as the rescan would read it. A chunk with nothing to
-    /// replace, read the same way, is written as it is and found clean by
-    /// the same scan that found nothing in it.
+    /// One chunk with its `hits` replaced.
     fn replace(&self, chunk: Vec<u8>, hits: &[Hit], pool: &Pool) -> Done {
-        let r = self.redactor;
         let mut counts = Counts::new();
         let out = if hits.is_empty() {
             chunk
@@ -214,34 +229,19 @@ impl Pass<'_> {
             let mut out = pool.take();
             // Room for the longest placeholders: the buffer never grows.
             out.reserve_exact(chunk.len() + 32 * hits.len());
-            r.replace_into(&chunk, hits, &mut counts, &mut out);
+            self.redactor
+                .replace_into(&chunk, hits, &mut counts, &mut out);
             pool.give(chunk);
             out
         };
-        if hits.is_empty() && View::of(self.from) == self.published {
-            let lines = memchr::memchr_iter(b'\n', &out).count();
-            return Done {
-                out,
-                found: Vec::new(),
-                lines,
-                counts,
-            };
-        }
-        let found = scan::find_all(&r.detector, &out, self.published);
-        let (found, after) = scan::locate(&out, found, 1);
-        Done {
-            lines: after - 1,
-            out,
-            found,
-            counts,
-        }
+        Done { out, counts }
     }
 }
 
 impl Out {
-    /// Write redacted chunks in order, hashing them and placing what was
-    /// found in them by the copy's own lines.
-    fn write(&mut self, done: Vec<Done>, pool: &Pool) -> Result<()> {
+    /// Write redacted chunks in order, hashing them, then hand them to the
+    /// scan of the written bytes.
+    fn write(&mut self, done: Vec<Done>) -> Result<()> {
         for d in done {
             self.hash.update(&d.out);
             self.bytes += d.out.len() as u64;
@@ -250,13 +250,43 @@ impl Out {
             for (c, n) in d.counts {
                 *self.counts.entry(c).or_insert(0) += n;
             }
-            let base = self.line - 1;
-            self.found
-                .extend(d.found.into_iter().map(|(l, col, h)| (base + l, col, h)));
-            self.line += d.lines;
-            pool.give(d.out);
+            // A scan that stopped is reported when it is joined.
+            let _ = self.scan.send(d.out);
         }
         Ok(())
+    }
+}
+
+/// The written bytes as the scan reads them: each chunk in the order it
+/// was written, then the end once the pass is done.
+struct Written {
+    chunks: std::sync::mpsc::Receiver<Vec<u8>>,
+    current: Vec<u8>,
+    at: usize,
+}
+
+impl Written {
+    fn new(chunks: std::sync::mpsc::Receiver<Vec<u8>>) -> Self {
+        Written {
+            chunks,
+            current: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl std::io::Read for Written {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.current.len() {
+            match self.chunks.recv() {
+                Ok(next) => (self.current, self.at) = (next, 0),
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len() - self.at);
+        buf[..n].copy_from_slice(&self.current[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
     }
 }
 

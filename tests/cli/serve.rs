@@ -898,3 +898,70 @@ fn the_preview_numbers_a_large_log_as_a_build_does() {
         "gateway [private-endpoint-1] up\n"
     );
 }
+
+/// Two tables of the same bytes, one read as CSV and one as TSV, are two
+/// reads: the preview parses each for keyed secrets, as a build does.
+#[test]
+fn the_same_bytes_as_csv_and_as_tsv_are_each_read_for_keyed_secrets() {
+    let dir = fixture("minimal");
+    let table = "key\tvalue\nHF_TOKEN\tabc123secretvalue99\n";
+    std::fs::write(dir.join("data/x.csv"), table).unwrap();
+    std::fs::write(dir.join("data/x.tsv"), table).unwrap();
+    seal(&dir);
+    let server = Server::start(&dir);
+    let tsv = read(&server.preview.join("minimal/data/x.tsv"));
+    assert_eq!(tsv, "key\tvalue\nHF_TOKEN\t[credential-1]\n");
+    let built = fresh_build(&dir, "fresh");
+    let want = &built
+        .iter()
+        .find(|(p, _)| p == "minimal/data/x.tsv")
+        .unwrap()
+        .1;
+    assert_eq!(tsv.as_bytes(), &want[..]);
+}
+
+/// A save that numbers a new value before the data's own (an address at
+/// the top of the first page) changes the data's published names: the
+/// preview's typed-figure records name them as a fresh build does.
+#[test]
+fn figure_sources_follow_the_numbering_in_the_preview() {
+    let dir = fixture("minimal");
+    std::fs::write(
+        dir.join("data/r.json"),
+        "{\"10.1.2.3\": {\"tok\": 777.5}}\n",
+    )
+    .unwrap();
+    let notes = dir.join("notes.md");
+    std::fs::write(
+        &notes,
+        format!("{}\nIt decoded 777.5 tok/s.\n", read(&notes)),
+    )
+    .unwrap();
+    seal(&dir);
+    let server = Server::start(&dir);
+    let audit = server.preview.join("minimal/audit.json");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !read(&audit).contains("r.json#/[private-endpoint-1]/tok") {
+        assert!(Instant::now() < deadline, "{}", read(&audit));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let index = dir.join("index.md");
+    std::fs::write(
+        &index,
+        format!("The peer 10.9.9.9 answered.\n\n{}", read(&index)),
+    )
+    .unwrap();
+    while !read(&audit).contains("r.json#/[private-endpoint-2]/tok") {
+        assert!(Instant::now() < deadline, "{}", read(&audit));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = run(exhibit().arg("seal").arg(&dir).arg("--update"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fresh = fresh_build(&dir, "fresh");
+    let want = &fresh
+        .iter()
+        .find(|(p, _)| p == "minimal/audit.json")
+        .unwrap()
+        .1;
+    assert!(String::from_utf8_lossy(want).contains("r.json#/[private-endpoint-2]/tok"));
+}

@@ -276,3 +276,33 @@ fn a_build_reads_a_large_log_once() {
         "read {rchar} bytes for a {size}-byte log and {others} bytes of other inputs"
     );
 }
+
+/// A line longer than a chunk is cut at a space; a value the cut splits
+/// is missed by the search of the input, but replacing an address before
+/// it moves where the copy's scan cuts the written bytes, and that scan
+/// sees it whole. The one pass scans what it writes as the rescan would
+/// read the copy back, so the build refuses it as it always did.
+#[test]
+fn a_value_split_by_a_chunk_cut_is_found_in_what_is_written() {
+    let dir = fixture("minimal");
+    let chunk = 4 << 20;
+    let mut line = b"peer 10.0.0.1 ".to_vec();
+    // `password: ` ends 4 bytes before the first chunk's end, where the
+    // input is cut (its last space); the value runs on past the cut.
+    let key = b" password: ";
+    line.resize(chunk - 4 - key.len(), b'x');
+    line.extend_from_slice(key);
+    line.extend_from_slice(b"hunter2hunter2xyz");
+    line.resize(5 << 20, b'y');
+    line.push(b'\n');
+    std::fs::write(dir.join("artifacts/big.log"), &line).unwrap();
+    seal(&dir);
+    let out = dir.parent().unwrap().join("site");
+    let o = build(&dir, &out);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("minimal/artifacts/big.log:1:"), "{err}");
+    assert!(err.contains("credential"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    assert!(!out.exists());
+}

@@ -23,7 +23,8 @@ use crate::error::EvidenceFailed;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::borrow::Cow;
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// What a page hands the check.
@@ -117,7 +118,7 @@ pub(crate) fn check(
     let data_cell = std::sync::OnceLock::new();
     let data = || -> &Index {
         data_cell.get_or_init(|| match cache {
-            Some((c, key)) => c.data(key, || Index::new(sources, &[])),
+            Some((c, key)) => c.data(dir, key, || Index::new(sources, &[])),
             None => Arc::new(Index::new(sources, &[])),
         })
     };
@@ -148,7 +149,7 @@ pub(crate) fn check(
     // Pages are matched and their records written on every core (or taken
     // from the preview's last build); what matched nothing is then written
     // out in page order, and only as far as it will be printed.
-    let kept = cache.map(|(c, _)| c.pages());
+    let kept = cache.map(|(c, _)| c.pages(dir));
     let matched: Vec<Arc<PageCheck>> = shown
         .par_iter()
         .map(|sh| {
@@ -162,7 +163,7 @@ pub(crate) fn check(
         })
         .collect();
     if let Some((c, _)) = cache {
-        c.keep(&matched);
+        c.keep(dir, &matched);
     }
     let mut unmatched = Unmatched {
         strict,
@@ -276,37 +277,40 @@ struct PageCheck {
 /// data's values by the fingerprint of the campaign's files, and each
 /// page's check by what the page was rendered from. A campaign of a
 /// thousand pages is then checked again only where a save changed it.
+/// Each campaign's, by its folder.
 #[derive(Default)]
 pub(crate) struct CheckCache {
-    data: std::sync::Mutex<Option<(String, Arc<Index>)>>,
-    pages: std::sync::Mutex<std::collections::HashMap<String, Arc<PageCheck>>>,
+    data: std::sync::Mutex<HashMap<PathBuf, (String, Arc<Index>)>>,
+    pages: std::sync::Mutex<HashMap<PathBuf, HashMap<String, Arc<PageCheck>>>>,
 }
 
 impl CheckCache {
-    fn data(&self, key: &str, make: impl FnOnce() -> Index) -> Arc<Index> {
+    fn data(&self, dir: &Path, key: &str, make: impl FnOnce() -> Index) -> Arc<Index> {
         let mut kept = self.data.lock().unwrap_or_else(|e| e.into_inner());
-        match kept.as_ref() {
+        match kept.get(dir) {
             Some((k, index)) if k == key => index.clone(),
             _ => {
                 let index = Arc::new(make());
-                *kept = Some((key.to_string(), index.clone()));
+                kept.insert(dir.to_path_buf(), (key.to_string(), index.clone()));
                 index
             }
         }
     }
 
-    fn pages(&self) -> std::collections::HashMap<String, Arc<PageCheck>> {
-        self.pages.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    fn pages(&self, dir: &Path) -> HashMap<String, Arc<PageCheck>> {
+        let kept = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        kept.get(dir).cloned().unwrap_or_default()
     }
 
-    /// Keep this build's checks, and only those (the cache does not grow
-    /// with the number of saves).
-    fn keep(&self, checks: &[Arc<PageCheck>]) {
+    /// Keep this build's checks of the campaign in `dir`, and only those
+    /// (the cache does not grow with the number of saves).
+    fn keep(&self, dir: &Path, checks: &[Arc<PageCheck>]) {
         let kept = checks
             .iter()
             .filter_map(|c| Some((c.key.clone()?, c.clone())))
             .collect();
-        *self.pages.lock().unwrap_or_else(|e| e.into_inner()) = kept;
+        let mut all = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        all.insert(dir.to_path_buf(), kept);
     }
 }
 

@@ -252,9 +252,13 @@ impl Target<'_> {
             .collect();
         let strict = self.strict || campaign.c.meta.strict;
         let sources: Vec<_> = figures.sources.iter().map(|(_, s)| s.clone()).collect();
-        // The data as read: which files, and their verified bytes.
+        // The data as read: which files and their verified bytes, and what
+        // their published names and values depend on besides (the
+        // campaign's metadata, the detector and the placeholder numbering).
         let data_key = checks.map(|_| {
-            let mut text = String::new();
+            let c = campaign.c;
+            let state = numbering_state(self.redactor);
+            let mut text = format!("{}\0{}\0{state}\n", c.meta.id, c.meta_sha256);
             for (key, _) in figures.sources {
                 let sha = campaign.e.verified_sha256(&key.0).unwrap_or("");
                 text.push_str(&format!("{key:?}\0{sha}\n"));

@@ -57,17 +57,18 @@ pub(super) struct Site<'a> {
 /// chunk of rows at a time, by the chunk's data and the theme: a save that
 /// changes one file's row renders one chunk again, not every row.
 #[derive(Default)]
-pub(crate) struct RowsCache(std::sync::Mutex<HashMap<String, Arc<str>>>);
+pub(crate) struct RowsCache(std::sync::Mutex<HashMap<String, HashMap<String, Arc<str>>>>);
 
 impl RowsCache {
-    fn get(&self, key: &str) -> Option<Arc<str>> {
+    fn get(&self, id: &str, key: &str) -> Option<Arc<str>> {
         let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        kept.get(key).cloned()
+        kept.get(id)?.get(key).cloned()
     }
 
-    /// Keep `used`, this build's chunks, and only those.
-    fn keep(&self, used: HashMap<String, Arc<str>>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = used;
+    /// Keep `used`, this build's chunks of campaign `id`, and only those.
+    fn keep(&self, id: &str, used: HashMap<String, Arc<str>>) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.insert(id.to_string(), used);
     }
 }
 
@@ -298,6 +299,7 @@ impl Site<'_> {
 
     fn manifest_page(&self, i: usize, r: &Rendered) -> Result<Vec<u8>> {
         let mut ctx = self.files_context(i, r, "Manifest", layout::MANIFEST_PAGE);
+        let id = self.publics[i].meta.id.as_str();
         // Rows are rendered in chunks on every core: a campaign may list
         // tens of thousands of files.
         let rows = self.manifest_rows(i);
@@ -309,7 +311,7 @@ impl Site<'_> {
                     let theme = &self.theme.fingerprint;
                     format!("{theme}\0{}", crate::hash::sha256_bytes(&data))
                 });
-                if let Some(kept) = key.as_deref().and_then(|k| self.rows?.get(k)) {
+                if let Some(kept) = key.as_deref().and_then(|k| self.rows?.get(id, k)) {
                     return Ok((key, kept));
                 }
                 let mut c = tera::Context::new();
@@ -322,7 +324,7 @@ impl Site<'_> {
         let rows: String = chunks.iter().map(|(_, html)| &**html).collect();
         if let Some(cache) = self.rows {
             let used = chunks.into_iter().filter_map(|(k, html)| Some((k?, html)));
-            cache.keep(used.collect());
+            cache.keep(id, used.collect());
         }
         ctx.insert("rows", &rows);
         Ok(self.theme.render("manifest.html", &ctx)?.into_bytes())
