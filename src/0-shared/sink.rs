@@ -22,6 +22,29 @@ pub(crate) struct Sink<'a> {
     dirs: Mutex<std::collections::HashSet<PathBuf>>,
     /// What went to staging (so far as [`Sink::path`] handed it out).
     staged: Mutex<Vec<String>>,
+    /// Text set aside until it is written ([`Sink::hold`]).
+    scratch: Scratch,
+}
+
+/// A file's bytes for [`Sink::write_parts`]: handed in order to the
+/// function given.
+pub(crate) type Parts<'a> = dyn Fn(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> + 'a;
+
+/// Text set aside by [`Sink::hold`]: where it is in the scratch file.
+#[derive(Debug)]
+pub(crate) struct Held {
+    at: u64,
+    len: usize,
+}
+
+/// The scratch file of [`Sink::hold`]: opened in staging at first use and
+/// unlinked at once, so it is never part of the site and goes when the
+/// build does, whatever way it ends. `end` (its length) guards the
+/// opening too.
+#[derive(Default)]
+struct Scratch {
+    file: std::sync::OnceLock<std::fs::File>,
+    end: Mutex<u64>,
 }
 
 impl<'a> Sink<'a> {
@@ -34,7 +57,57 @@ impl<'a> Sink<'a> {
             files: Mutex::new(Files::new()),
             dirs: Mutex::new(std::collections::HashSet::new()),
             staged: Mutex::new(Vec::new()),
+            scratch: Scratch::default(),
         }
+    }
+
+    /// Set `text` aside on disk until [`Sink::take_held`]: the pages of a
+    /// campaign wait there for the header (which reads the ledger of every
+    /// page), and their audit records for audit.json, so a build holds a
+    /// few pages in memory, not all of them.
+    /// `None` where an open file cannot be unlinked (it would be left in
+    /// the site): the caller keeps the text.
+    pub(crate) fn hold(&self, text: &[u8]) -> Result<Option<Held>> {
+        if !cfg!(unix) {
+            return Ok(None);
+        }
+        let path = self.staging.join(".held");
+        let at = {
+            let mut end = self.scratch.end.lock().unwrap_or_else(|e| e.into_inner());
+            if self.scratch.file.get().is_none() {
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map_err(|e| crate::error::Error::failed("create", &path, e))?;
+                std::fs::remove_file(&path)
+                    .map_err(|e| crate::error::Error::io(&path, "remove", e))?;
+                let _ = self.scratch.file.set(f);
+            }
+            let at = *end;
+            *end += text.len() as u64;
+            at
+        };
+        let file = self.scratch.file.get().expect("opened above");
+        scratch_io::write_at(file, text, at)
+            .map_err(|e| crate::error::Error::io(&path, "write", e))?;
+        Ok(Some(Held {
+            at,
+            len: text.len(),
+        }))
+    }
+
+    /// The bytes [`Sink::hold`] set aside.
+    pub(crate) fn take_held(&self, held: &Held) -> Result<Vec<u8>> {
+        let path = self.staging.join(".held");
+        let file = self.scratch.file.get().ok_or_else(|| {
+            crate::error::Error::Invalid("internal error: nothing was held".to_string())
+        })?;
+        let mut bytes = vec![0u8; held.len];
+        scratch_io::read_at(file, &mut bytes, held.at)
+            .map_err(|e| crate::error::Error::io(&path, "read", e))?;
+        Ok(bytes)
     }
 
     /// Only changes go to staging (see [`Sink::apply`]).
@@ -103,22 +176,37 @@ impl<'a> Sink<'a> {
         Ok(true)
     }
 
-    /// [`Sink::write`] of the bytes `parts` hold one after the other, with
-    /// no copy of them all in one buffer (audit.json's figures are most of
-    /// a large campaign's).
-    pub(crate) fn write_parts(&self, rel: &str, parts: &[&[u8]]) -> Result<(String, bool)> {
+    /// [`Sink::write`] of the bytes `parts` hands its argument one part
+    /// after the other, with no copy of them all in one buffer
+    /// (audit.json's figures are most of a large campaign's, some of them
+    /// read back from where [`Sink::hold`] set them aside). Written as
+    /// they come; in the preview, hashed first and written only if OUT
+    /// does not have them.
+    pub(crate) fn write_parts(&self, rel: &str, parts: &Parts) -> Result<(String, bool)> {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
-        parts.iter().for_each(|p| h.update(p));
-        let sha = crate::hash::hex(&h.finalize());
-        if self.unchanged(rel, &sha) {
-            return Ok((sha, false));
+        if self.is_delta() {
+            parts(&mut |p| {
+                h.update(p);
+                Ok(())
+            })?;
+            let sha = crate::hash::hex(&h.finalize());
+            if self.unchanged(rel, &sha) {
+                return Ok((sha, false));
+            }
+            let mut to = self.create(rel)?;
+            parts(&mut |p| to.write_all(p))?;
+            to.finish()?;
+            return Ok((sha, true));
         }
         let mut to = self.create(rel)?;
-        for p in parts {
-            to.write_all(p)?;
-        }
+        parts(&mut |p| {
+            h.update(p);
+            to.write_all(p)
+        })?;
         to.finish()?;
+        let sha = crate::hash::hex(&h.finalize());
+        self.record(rel, &sha);
         Ok((sha, true))
     }
 
@@ -180,6 +268,30 @@ impl<'a> Sink<'a> {
             crate::fsx::rename(&self.staging.join(rel), &target)?;
         }
         crate::fsx::remove_tree(&self.staging)
+    }
+}
+
+/// Positioned reads and writes of the scratch file ([`Sink::hold`] is
+/// never used elsewhere).
+mod scratch_io {
+    #[cfg(unix)]
+    pub(super) fn write_at(f: &std::fs::File, bytes: &[u8], at: u64) -> std::io::Result<()> {
+        std::os::unix::fs::FileExt::write_all_at(f, bytes, at)
+    }
+
+    #[cfg(unix)]
+    pub(super) fn read_at(f: &std::fs::File, bytes: &mut [u8], at: u64) -> std::io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(f, bytes, at)
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn write_at(_: &std::fs::File, _: &[u8], _: u64) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn read_at(_: &std::fs::File, _: &mut [u8], _: u64) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::Unsupported.into())
     }
 }
 

@@ -81,8 +81,9 @@ pub(crate) struct Evidence {
     /// Sorted by path.
     pub(crate) files: Vec<FileCheck>,
     /// The bytes of small files, exactly as hashed, so later stages read
-    /// each input once (see [`KEEP_FILE`] and [`KEEP_TOTAL`]).
-    kept: std::collections::HashMap<String, std::sync::Arc<[u8]>>,
+    /// each input once (see [`KEEP_FILE`] and [`KEEP_TOTAL`]); a page's
+    /// leave once it is rendered ([`Evidence::take_verified`]).
+    kept: KeptBytes,
     /// Large files not hashed here (see [`Options::defer`]): their
     /// `sha256` is the manifest's until the one pass that reads them
     /// checks it ([`Evidence::check_deferred`]).
@@ -125,6 +126,25 @@ impl Evidence {
             _ => true,
         });
         (self, edits)
+    }
+}
+
+/// The bytes of the small files kept, by path.
+#[derive(Debug, Default)]
+struct KeptBytes(std::sync::RwLock<std::collections::HashMap<String, std::sync::Arc<[u8]>>>);
+
+impl KeptBytes {
+    fn map(
+        &self,
+    ) -> std::sync::RwLockReadGuard<'_, std::collections::HashMap<String, std::sync::Arc<[u8]>>>
+    {
+        self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Clone for KeptBytes {
+    fn clone(&self) -> Self {
+        KeptBytes(std::sync::RwLock::new(self.map().clone()))
     }
 }
 
@@ -300,7 +320,7 @@ pub(crate) fn verify_with(
         dir: dir.to_path_buf(),
         manifest,
         files,
-        kept,
+        kept: KeptBytes(std::sync::RwLock::new(kept)),
         deferred,
     })
 }
@@ -894,9 +914,21 @@ fn kind_of(path: &Path, ft: std::fs::FileType, name: &str, root: &Path, opts: &O
 
 impl Evidence {
     /// The bytes of a verified file as they were hashed, if they were kept.
-    pub(crate) fn kept(&self, rel: &str) -> Option<&std::sync::Arc<[u8]>> {
+    pub(crate) fn kept(&self, rel: &str) -> Option<std::sync::Arc<[u8]>> {
         self.verified_sha256(rel)?;
-        self.kept.get(rel)
+        self.kept.map().get(rel).cloned()
+    }
+
+    /// [`Evidence::read_verified`] for the last reader of a file (the
+    /// render stage of a page's Markdown): its kept bytes are let go, so
+    /// a campaign of many pages does not hold every page's source and
+    /// every rendered page at once. A later read goes to the disk and is
+    /// checked against the hash again.
+    pub(crate) fn take_verified(&self, rel: &str) -> crate::error::Result<Vec<u8>> {
+        let bytes = self.read_verified(rel)?;
+        let mut kept = self.kept.0.write().unwrap_or_else(|e| e.into_inner());
+        kept.remove(rel);
+        Ok(bytes)
     }
 
     /// Read a verified file whole, re-checking its hash so that what is
@@ -963,7 +995,7 @@ impl Evidence {
             dir: self.dir.clone(),
             manifest: self.manifest.clone(),
             files,
-            kept: std::collections::HashMap::new(),
+            kept: Default::default(),
             deferred: std::collections::HashSet::new(),
         };
         Err(crate::error::EvidenceFailed {

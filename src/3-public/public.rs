@@ -175,8 +175,8 @@ fn scan_input(
         return scan_verified(r, path, check).map(Some);
     }
     let sha256 = e.verified_sha256(f);
-    let kept = e.kept(f).map(|b| &b[..]);
-    let scan = || match kept {
+    let kept = e.kept(f);
+    let scan = || match kept.as_deref() {
         Some(bytes) => scan::scan_file_named(&r.detector, bytes, path),
         None => scan_verified(r, path, |sha, _| match sha256 {
             Some(expected) if sha != expected => Err(changed(path)),

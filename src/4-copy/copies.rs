@@ -190,13 +190,20 @@ impl Stage<'_> {
             });
         }
         let to = self.sink.create(&rel)?;
-        let kept = e.kept(original).map(|b| &b[..]);
+        let kept = e.kept(original);
         let found = p.hits.get(original).filter(|_| same_detector);
-        let k = match (kept, found) {
+        let k = match (kept.as_deref(), found) {
             (Some(bytes), Some(hits)) if *mode == Mode::Redact => {
                 public::copy_found(self.redactor, bytes, hits, to, expected)?
             }
-            _ => public::copy(self.redactor, &c.path(original), kept, to, expected, *mode)?,
+            _ => public::copy(
+                self.redactor,
+                &c.path(original),
+                kept.as_deref(),
+                to,
+                expected,
+                *mode,
+            )?,
         };
         self.sink.unchanged(&rel, &k.published_sha256);
         Ok(k)
@@ -370,9 +377,12 @@ pub(crate) fn learn_keyed_secrets(
         if keyless.zip(key.as_ref()).is_some_and(|(k, key)| k.has(key)) {
             continue;
         }
-        let read;
+        let (kept, read);
         let bytes: &[u8] = match e.kept(&f.path) {
-            Some(b) => b,
+            Some(b) => {
+                kept = b;
+                &kept
+            }
             None => {
                 read = e.read_verified(&f.path)?;
                 &read

@@ -20,6 +20,7 @@ pub(crate) use values::{captions, computed, Index, Known};
 
 use crate::data::Source;
 use crate::error::EvidenceFailed;
+use crate::sink::{Held, Sink};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -67,10 +68,67 @@ fn line_col<S: serde::Serializer>(at: &(usize, usize), to: S) -> Result<S::Ok, S
 /// Every typed figure's record, written as audit.json's `figures` lists
 /// them: a line each ([`crate::records::line`]), joined by `,\n`. Written
 /// as the figures are checked, so a campaign of many figures holds text,
-/// not a structure per figure.
-#[derive(Debug, Default)]
+/// not a structure per figure; and kept as each page wrote them, never
+/// joined into one buffer (32 MB twice over at 10,000 pages).
+#[derive(Default)]
 pub(crate) struct Records {
-    pub(crate) lines: Vec<u8>,
+    pages: Vec<Arc<PageCheck>>,
+}
+
+impl Records {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.pages.iter().all(|p| p.lines.is_empty())
+    }
+
+    /// Hand the lines in order to `write`, the last without its
+    /// separator; lines set aside on disk are read back one page's at a
+    /// time.
+    pub(crate) fn write_each(
+        &self,
+        sink: &Sink,
+        write: &mut dyn FnMut(&[u8]) -> crate::error::Result<()>,
+    ) -> crate::error::Result<()> {
+        let pages: Vec<&Lines> = self
+            .pages
+            .iter()
+            .map(|p| &p.lines)
+            .filter(|l| !l.is_empty())
+            .collect();
+        for (n, lines) in pages.iter().enumerate() {
+            let read;
+            let bytes = match lines {
+                Lines::Here(b) => b.as_slice(),
+                Lines::Held(h) => {
+                    read = sink.take_held(h)?;
+                    read.as_slice()
+                }
+            };
+            let end = if n + 1 == pages.len() {
+                bytes.len() - 2
+            } else {
+                bytes.len()
+            };
+            write(&bytes[..end])?;
+        }
+        Ok(())
+    }
+}
+
+/// One page's audit lines: in memory, or (a build that keeps nothing) set
+/// aside on disk until audit.json is written ([`Sink::hold`]): at 10,000
+/// pages they are 33 MB, held until every campaign is rendered.
+enum Lines {
+    Here(Vec<u8>),
+    Held(Held),
+}
+
+impl Lines {
+    fn is_empty(&self) -> bool {
+        match self {
+            Lines::Here(b) => b.is_empty(),
+            Lines::Held(_) => false,
+        }
+    }
 }
 
 /// One page's figures as the check reads them.
@@ -101,7 +159,8 @@ pub(crate) struct Unmatched {
 /// show), against `sources` and the values computed where each is shown:
 /// a page's figures against its own computed values, the header's (shown
 /// on every page) against every page's. The audit records, and the
-/// figures that matched nothing, named at `dir/FILE:line:col`.
+/// figures that matched nothing, named at `dir/FILE:line:col`. With
+/// `hold`, each page's records wait in its scratch file ([`Lines`]).
 pub(crate) fn check(
     dir: &Path,
     pages: &[Checked],
@@ -109,9 +168,10 @@ pub(crate) fn check(
     sources: &[Arc<Source>],
     strict: bool,
     cache: Option<(&CheckCache, &str)>,
-) -> (Records, Unmatched) {
+    hold: Option<&Sink>,
+) -> crate::error::Result<(Records, Unmatched)> {
     if header.typed.is_empty() && pages.iter().all(|p| p.figures.typed.is_empty()) {
-        return (Records::default(), Unmatched::default());
+        return Ok((Records::default(), Unmatched::default()));
     }
     // The data's values, built once a figure needs them (the preview's
     // from its last build when `cache` names the same data).
@@ -157,11 +217,11 @@ pub(crate) fn check(
                 .zip(sh.key)
                 .map(|((_, data), k)| format!("{k}\0{data}\0{}\0{strict}", dir.display()));
             if let Some(old) = key.as_ref().and_then(|k| kept.as_ref()?.get(k)) {
-                return old.clone();
+                return Ok(old.clone());
             }
-            Arc::new(sh.check(dir, data(), strict, key))
+            sh.check(dir, data(), strict, key, hold).map(Arc::new)
         })
-        .collect();
+        .collect::<crate::error::Result<_>>()?;
     if let Some((c, _)) = cache {
         c.keep(dir, &matched);
     }
@@ -185,13 +245,7 @@ pub(crate) fn check(
             None => {}
         }
     }
-    let size = matched.iter().map(|m| m.lines.len()).sum();
-    let mut lines = Vec::with_capacity(size);
-    for m in &matched {
-        lines.extend_from_slice(&m.lines);
-    }
-    lines.truncate(lines.len().saturating_sub(2));
-    (Records { lines }, unmatched)
+    Ok((Records { pages: matched }, unmatched))
 }
 
 /// Where typed figures are shown, and the values computed there.
@@ -207,7 +261,14 @@ impl Shown<'_> {
     /// Match each figure and write its audit record. `key`: the result is
     /// kept for the preview's next build, so the lines of the figures that
     /// match nothing are written now, as many as a build prints.
-    fn check(&self, dir: &Path, data: &Index, strict: bool, key: Option<String>) -> PageCheck {
+    fn check(
+        &self,
+        dir: &Path,
+        data: &Index,
+        strict: bool,
+        key: Option<String>,
+        hold: Option<&Sink>,
+    ) -> crate::error::Result<PageCheck> {
         let own = Index::new(&[], &self.computed);
         let mut lines = Vec::with_capacity(self.typed.len() * 80);
         let mut hits = Vec::with_capacity(self.typed.len());
@@ -225,16 +286,27 @@ impl Shown<'_> {
             crate::records::line(&mut lines, &record).expect("a record serializes");
             lines.extend_from_slice(b",\n");
         }
+        let held = match hold.filter(|_| !lines.is_empty()) {
+            Some(sink) => sink.hold(&lines)?,
+            None => None,
+        };
+        let lines = match held {
+            Some(h) => Lines::Held(h),
+            None => {
+                lines.shrink_to_fit();
+                Lines::Here(lines)
+            }
+        };
         let warnings = key.as_ref().map(|_| {
             let room = if strict { usize::MAX } else { SHOWN_WARNINGS };
             self.warnings_with(dir, data, &own, &hits, room)
         });
-        PageCheck {
+        Ok(PageCheck {
             key,
             hits,
             lines,
             warnings,
-        }
+        })
     }
 
     /// The first `room` figures that matched nothing, as warning lines.
@@ -269,7 +341,7 @@ struct PageCheck {
     /// The preview's key for it.
     key: Option<String>,
     hits: Vec<bool>,
-    lines: Vec<u8>,
+    lines: Lines,
     warnings: Option<Vec<String>>,
 }
 

@@ -83,17 +83,25 @@ pub(crate) fn ids(html: &str) -> std::collections::HashSet<&str> {
 
 /// Links to an id no page defines are broken: report the first, in page
 /// order, at the place it was written.
-pub(crate) fn check_anchors<P: std::ops::Deref<Target = Page>>(pages: &[P]) -> Result<()> {
+/// `html` gives page `i`'s html (which may have been set aside).
+pub(crate) fn check_anchors<'p, P, H>(pages: &'p [P], html: H) -> Result<()>
+where
+    P: std::ops::Deref<Target = Page>,
+    H: Fn(usize) -> Result<std::borrow::Cow<'p, str>>,
+{
     // Only pages that links point into are read for their ids.
     let targets: std::collections::HashSet<&str> = pages
         .iter()
         .flat_map(|p| p.anchors.iter().map(|a| a.page.as_str()))
         .collect();
-    let defined: HashMap<&str, std::collections::HashSet<&str>> = pages
-        .iter()
-        .filter(|p| targets.contains(p.output.as_str()))
-        .map(|p| (p.output.as_str(), ids(&p.html)))
-        .collect();
+    let mut texts = Vec::new();
+    for (i, p) in pages.iter().enumerate() {
+        if targets.contains(p.output.as_str()) {
+            texts.push((p.output.as_str(), html(i)?));
+        }
+    }
+    let defined: HashMap<&str, std::collections::HashSet<&str>> =
+        texts.iter().map(|(p, h)| (*p, ids(h))).collect();
     for a in pages.iter().flat_map(|p| &p.anchors) {
         let Some(ids) = defined.get(a.page.as_str()) else {
             continue;
@@ -172,7 +180,7 @@ pub(crate) fn render(
         )
         .into());
     }
-    let bytes = evidence.read_verified(&page.file)?;
+    let bytes = evidence.take_verified(&page.file)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
         InputError::at_offset(

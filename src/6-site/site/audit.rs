@@ -68,9 +68,9 @@ struct AuditFile {
 
 impl Site<'_> {
     /// Campaign `i`'s audit.json, with the blocks and ledger its pages
-    /// show: the document's parts in order (the typed figures' lines, as
-    /// the render stage wrote them, are its last list).
-    pub(super) fn audit(&self, i: usize, shown: Shown) -> Result<[Vec<u8>; 3]> {
+    /// show: the document's head and tail, between which the typed
+    /// figures' lines go as the render stage wrote them (its last list).
+    pub(super) fn audit(&self, i: usize, shown: Shown) -> Result<[Vec<u8>; 2]> {
         let audit = Audit {
             generator: GENERATOR,
             campaign: shown_meta(&self.publics[i].meta, shown.header),
@@ -87,14 +87,13 @@ impl Site<'_> {
         assert_eq!(&head[closed..], b"\n}", "audit.json ends with its object");
         head.truncate(closed);
         head.extend_from_slice(b",\n  \"figures\": [");
-        let figures = shown.figures.lines;
-        let tail = if figures.is_empty() {
+        let tail = if shown.figures.is_empty() {
             b"]\n}\n".to_vec()
         } else {
             head.push(b'\n');
             b"\n  ]\n}\n".to_vec()
         };
-        Ok([head, figures, tail])
+        Ok([head, tail])
     }
 
     fn verification(&self, i: usize, digest: &str) -> Verification {
@@ -140,7 +139,7 @@ pub(super) struct Shown<'a> {
     pub(crate) checks: Vec<super::checks::Outcome>,
     /// Every number typed in the pages and the value it matched, as
     /// audit.json's last list.
-    pub(crate) figures: crate::claims::Records,
+    pub(crate) figures: &'a crate::claims::Records,
     pub(crate) digest: &'a str,
     pub(crate) header: &'a super::nav::Header,
 }

@@ -6,12 +6,12 @@
 use super::nav::Header;
 use crate::error::Result;
 use crate::evidence::Evidence;
-use crate::page::{self, Page};
+use crate::page;
 use crate::public::Public;
 use crate::render::{Theme, GENERATOR};
 use regex::Regex;
 use serde::Serialize;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 /// How many items of the first card the index shows.
 const HEADLINE_ITEMS: usize = 2;
@@ -27,9 +27,10 @@ pub(crate) struct Figure {
     pub(crate) value: String,
 }
 
-/// The first items of the campaign's first result card, in page order.
-/// Read back from the card's own markup, which exhibit wrote.
-pub(crate) fn headline(pages: &[Arc<Page>]) -> Vec<Figure> {
+/// The first items of a page's first result card, if it shows one (the
+/// campaign's headline is its first page's that does). Read back from the
+/// card's own markup, which exhibit wrote.
+pub(crate) fn headline(html: &str) -> Option<Vec<Figure>> {
     static CARD: OnceLock<Regex> = OnceLock::new();
     static ITEM: OnceLock<Regex> = OnceLock::new();
     let card = CARD.get_or_init(|| {
@@ -43,10 +44,9 @@ pub(crate) fn headline(pages: &[Arc<Page>]) -> Vec<Figure> {
         ))
         .expect("valid card item pattern")
     });
-    let Some(html) = pages.iter().find_map(|p| card.find(&p.html)) else {
-        return Vec::new();
-    };
-    item.captures_iter(html.as_str())
+    let html = card.find(html)?;
+    let items = item
+        .captures_iter(html.as_str())
         .take(HEADLINE_ITEMS)
         .map(|c| {
             // Unescaped: the templates escape again.
@@ -58,7 +58,8 @@ pub(crate) fn headline(pages: &[Arc<Page>]) -> Vec<Figure> {
                 value: text(4).unwrap_or_default(),
             }
         })
-        .collect()
+        .collect();
+    Some(items)
 }
 
 #[derive(Serialize)]

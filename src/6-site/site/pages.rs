@@ -16,7 +16,7 @@ use crate::page::{self, BlockRecord, Page};
 use crate::public::Public;
 use crate::redact::{scan, Detector, Redactor};
 use crate::render::Theme;
-use crate::sink::Sink;
+use crate::sink::{Held, Sink};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -107,7 +107,14 @@ impl Target<'_> {
         mut cache: Option<&mut PageCache>,
     ) -> Result<Rendered> {
         let state = numbering_state(self.redactor);
-        let (pages, fingerprints, fresh, loaded) = self.pages(campaign, cache.as_deref())?;
+        let RenderedPages {
+            pages,
+            held,
+            fingerprints,
+            rendered: fresh,
+            sources: loaded,
+            headline,
+        } = self.pages(campaign, cache.as_deref())?;
         // Kept only when no page numbered a new value (then the next build
         // of the same inputs starts from the same numbering).
         if let Some(cache) = cache
@@ -130,7 +137,7 @@ impl Target<'_> {
                 cache.pages.insert(key(campaign, i), rendering);
             }
         }
-        page::check_anchors(&pages)?;
+        page::check_anchors(&pages, |i| self.html(&pages[i], &held[i]))?;
         let ledger = ledger(&pages);
         let (header, header_figures, checks) = self.header(campaign, &pages, ledger.len())?;
         let kept = cache.as_deref().map(|c| &c.checks);
@@ -140,25 +147,32 @@ impl Target<'_> {
             header: &header_figures,
             sources: &loaded,
         };
-        let (figures, unmatched) = self.check_figures(campaign, &figures, kept);
-        let mut emitted =
-            self.write_pages(campaign, &header, &pages, &fingerprints, &digest, cache)?;
+        let (figures, unmatched) = self.check_figures(campaign, &figures, kept)?;
+        let blocks = pages.iter().flat_map(|p| p.blocks.clone()).collect();
+        let single = if self.single_file {
+            pages.iter().map(|p| Page::clone(p)).collect()
+        } else {
+            Vec::new()
+        };
+        let pages = checked(pages);
+        let written = Written {
+            header: &header,
+            fingerprints: &fingerprints,
+            digest: &digest,
+        };
+        let mut emitted = self.write_pages(campaign, &written, pages, held, cache)?;
         emitted.push(self.ledger_page(campaign.p, &header, &ledger, &digest)?);
         Ok(Rendered {
             emitted,
             header,
             checks,
-            blocks: pages.iter().flat_map(|p| p.blocks.clone()).collect(),
+            blocks,
             ledger,
             figures,
             unmatched,
-            pages: if self.single_file {
-                pages.iter().map(|p| Page::clone(p)).collect()
-            } else {
-                Vec::new()
-            },
+            pages: single,
             fresh,
-            headline: super::index::headline(&pages),
+            headline,
             digest,
         })
     }
@@ -196,12 +210,34 @@ impl Target<'_> {
             hit.filter(|old| old.fingerprint == fp)
                 .map(|old| old.page.clone())
         };
-        let render = |store: &DataStore, i: usize| -> Result<(String, Arc<Page>, bool)> {
-            let fp = page_fingerprint(c, e, &shared, i);
-            match cached(i, &fp) {
-                Some(page) => Ok((fp, page, false)),
-                None => page::render(c, e, store, i).map(|page| (fp, Arc::new(page), true)),
-            }
+        // A build that keeps nothing sets each page's html aside on disk
+        // until the header is known (see [`Sink::hold`]).
+        let hold = cache.is_none() && !self.single_file;
+        let render = |store: &DataStore, i: usize| -> Result<Fresh> {
+            let fingerprint = page_fingerprint(c, e, &shared, i);
+            let (page, new) = match cached(i, &fingerprint) {
+                Some(page) => (page, false),
+                None => (Arc::new(page::render(c, e, store, i)?), true),
+            };
+            let headline = super::index::headline(&page.html);
+            let mut page = page;
+            let held = match Arc::get_mut(&mut page).filter(|_| hold) {
+                Some(p) => {
+                    let held = self.sink.hold(p.html.as_bytes())?;
+                    if held.is_some() {
+                        p.html = String::new();
+                    }
+                    held
+                }
+                None => None,
+            };
+            Ok(Fresh {
+                fingerprint,
+                page,
+                new,
+                held,
+                headline,
+            })
         };
         let numbered = r.snapshot();
         let state = numbering_state(r);
@@ -223,12 +259,24 @@ impl Target<'_> {
             fresh = (0..count).map(|i| render(&store, i)).collect();
         }
         // The first failing page in order, whatever thread finished first.
-        let fresh: Vec<(String, Arc<Page>, bool)> = fresh.into_iter().collect::<Result<_>>()?;
-        let rendered = fresh.iter().filter(|(_, _, new)| *new).count();
-        let (fingerprints, pages): (_, Vec<Arc<Page>>) =
-            fresh.into_iter().map(|(fp, page, _)| (fp, page)).unzip();
+        let fresh: Vec<Fresh> = fresh.into_iter().collect::<Result<_>>()?;
+        let rendered = fresh.iter().filter(|f| f.new).count();
+        let headline = fresh.iter().find_map(|f| f.headline.clone());
+        let (mut fingerprints, mut pages, mut held) = (Vec::new(), Vec::new(), Vec::new());
+        for f in fresh {
+            fingerprints.push(f.fingerprint);
+            pages.push(f.page);
+            held.push(f.held);
+        }
         let sources = data_read(&store, c, e, &pages);
-        Ok((pages, fingerprints, rendered, sources))
+        Ok(RenderedPages {
+            pages,
+            held,
+            fingerprints,
+            rendered,
+            sources,
+            headline: headline.unwrap_or_default(),
+        })
     }
 
     /// The pages' typed figures matched against the data they read and
@@ -239,7 +287,7 @@ impl Target<'_> {
         campaign: &Campaign,
         figures: &Figures,
         checks: Option<&crate::claims::CheckCache>,
-    ) -> (crate::claims::Records, crate::claims::Unmatched) {
+    ) -> Result<(crate::claims::Records, crate::claims::Unmatched)> {
         let checked: Vec<_> = figures
             .pages
             .iter()
@@ -267,7 +315,11 @@ impl Target<'_> {
         });
         let cache = checks.zip(data_key.as_deref());
         let c = &campaign.c;
-        crate::claims::check(&c.dir, &checked, figures.header, &sources, strict, cache)
+        // A build that keeps nothing sets the records aside until
+        // audit.json is written.
+        let hold = checks.is_none().then_some(self.sink);
+        let header = figures.header;
+        crate::claims::check(&c.dir, &checked, header, &sources, strict, cache, hold)
     }
 
     /// Each page and its downloads: templated, written and scanned at
@@ -276,12 +328,16 @@ impl Target<'_> {
     fn write_pages(
         &self,
         campaign: &Campaign,
-        header: &Header,
-        pages: &[Arc<Page>],
-        fingerprints: &[String],
-        digest: &str,
+        written: &Written,
+        pages: Vec<Arc<Page>>,
+        held: Vec<Option<Held>>,
         cache: Option<&mut PageCache>,
     ) -> Result<Vec<Emitted>> {
+        let Written {
+            header,
+            fingerprints,
+            digest,
+        } = *written;
         // What a page's files depend on besides the page: theme, footer,
         // detector, the header (which reads the ledger of every page) and
         // the digest. Hashed once: the header lists every page's title, so
@@ -298,15 +354,23 @@ impl Target<'_> {
         );
         let keep = cache.is_some();
         let cached = cache.as_deref();
+        // Each page let go once written (the last reference, in a build
+        // that keeps nothing): a campaign of many pages does not hold
+        // every rendered page until the last is written.
         let outputs: Vec<Result<PageFiles>> = pages
-            .par_iter()
+            .into_par_iter()
+            .zip(held)
             .enumerate()
-            .map(|(i, page)| {
+            .map(|(i, (page, held))| {
                 let fingerprint = format!("{}:{around}", fingerprints[i]);
                 let old = cached.and_then(|c| c.outputs.get(&key(campaign, i)));
                 match old.filter(|old| old.fingerprint == fingerprint) {
                     Some(old) => self.rewrite(campaign.p, old),
-                    None => self.write_page(campaign, header, page, (fingerprint, digest), keep),
+                    None => {
+                        let html = self.html(&page, &held)?;
+                        let to_write = (&*page, html.as_ref());
+                        self.write_page(campaign, header, to_write, (fingerprint, digest), keep)
+                    }
                 }
             })
             .collect();
@@ -320,6 +384,23 @@ impl Target<'_> {
             }
         }
         Ok(emitted)
+    }
+
+    /// A page's html, from where [`Sink::hold`] set it aside if it did.
+    fn html<'p>(&self, page: &'p Page, held: &Option<Held>) -> Result<std::borrow::Cow<'p, str>> {
+        match held {
+            Some(h) => {
+                let bytes = self.sink.take_held(h)?;
+                let text = String::from_utf8(bytes).map_err(|_| {
+                    crate::error::Error::Invalid(
+                        "internal error: a page set aside came back as text that is not UTF-8"
+                            .to_string(),
+                    )
+                })?;
+                Ok(std::borrow::Cow::Owned(text))
+            }
+            None => Ok(std::borrow::Cow::Borrowed(&page.html)),
+        }
     }
 
     /// A page's files as the last build wrote them, handed to the sink
@@ -338,7 +419,7 @@ impl Target<'_> {
         &self,
         campaign: &Campaign,
         header: &Header,
-        page: &Page,
+        (page, content): (&Page, &str),
         (fingerprint, digest): (String, &str),
         keep: bool,
     ) -> Result<PageFiles> {
@@ -353,7 +434,7 @@ impl Target<'_> {
             self.single_file,
         );
         ctx.insert("digest", digest);
-        ctx.insert("content", &page.html);
+        ctx.insert("content", content);
         let toc: Vec<_> = page.toc.iter().filter(|h| h.level >= 2).collect();
         ctx.insert("toc", &toc);
         let html = self.theme.render("page.html", &ctx)?;
@@ -404,6 +485,19 @@ impl Target<'_> {
     }
 }
 
+/// The pages once their typed figures are checked: in a build that keeps
+/// nothing (the only reference to each page), the figures are let go
+/// before the pages are written (at 10,000 pages they are 40 MB); the
+/// preview's pages are shared with its cache and keep theirs.
+fn checked(mut pages: Vec<Arc<Page>>) -> Vec<Arc<Page>> {
+    for page in &mut pages {
+        if let Some(page) = Arc::get_mut(page) {
+            page.figures = crate::claims::PageFigures::default();
+        }
+    }
+    pages
+}
+
 /// A finished page must show no reference as literal text: one would mean
 /// a number the reader cannot see (a field exhibit did not resolve).
 /// `page` names the page (its Markdown file, or the generated page).
@@ -416,6 +510,14 @@ fn refuse_literal_references(page: &str, html: &str) -> Result<()> {
     }
 }
 
+/// What every page of a campaign is written with besides itself.
+struct Written<'a> {
+    header: &'a Header,
+    /// What each page was rendered from.
+    fingerprints: &'a [String],
+    digest: &'a str,
+}
+
 /// What the typed-figure check reads of a campaign's rendered pages.
 struct Figures<'a> {
     pages: &'a [Arc<Page>],
@@ -426,12 +528,34 @@ struct Figures<'a> {
 
 /// The pages, their fingerprints, how many were rendered afresh, and the
 /// data they read.
-type RenderedPages = (
-    Vec<Arc<Page>>,
-    Vec<String>,
-    usize,
-    Vec<(SourceKey, Arc<crate::data::Source>)>,
-);
+/// A campaign's pages as rendered (see [`Target::pages`]).
+struct RenderedPages {
+    pages: Vec<Arc<Page>>,
+    /// Each page's html where it was set aside ([`Sink::hold`]); its
+    /// `html` is then empty.
+    held: Vec<Option<Held>>,
+    /// What each page was rendered from.
+    fingerprints: Vec<String>,
+    /// How many were rendered afresh.
+    rendered: usize,
+    /// The data files the pages read.
+    sources: Vec<(SourceKey, Arc<crate::data::Source>)>,
+    /// The campaign's headline figures ([`super::index::headline`]).
+    headline: Vec<super::index::Figure>,
+}
+
+/// One page from [`Target::pages`].
+struct Fresh {
+    /// What it was rendered from.
+    fingerprint: String,
+    page: Arc<Page>,
+    /// Rendered afresh, not taken from the preview's last build.
+    new: bool,
+    /// Where its html was set aside.
+    held: Option<Held>,
+    /// Its result card's first items, if it shows one.
+    headline: Option<Vec<super::index::Figure>>,
+}
 
 /// What a data file's loaded form depends on: its bytes, the campaign's
 /// metadata, the detector and the placeholder numbering. `None` for a

@@ -176,13 +176,18 @@ impl Site<'_> {
                 blocks: rendered.blocks,
                 ledger: rendered.ledger,
                 checks: rendered.checks,
-                figures: rendered.figures,
+                figures: &rendered.figures,
                 digest: &rendered.digest,
                 header: &rendered.header,
             },
         )?;
-        let audit = audit.each_ref().map(Vec::as_slice);
-        let (sha, _) = sink.write_parts(&format!("{id}/{}", layout::AUDIT), &audit)?;
+        let [head, tail] = &audit;
+        let parts = |write: &mut dyn FnMut(&[u8]) -> Result<()>| {
+            write(head)?;
+            rendered.figures.write_each(sink, write)?;
+            write(tail)
+        };
+        let (sha, _) = sink.write_parts(&format!("{id}/{}", layout::AUDIT), &parts)?;
         sums.insert(layout::AUDIT.to_string(), sha);
         let sums_file = format!("{id}/{}", layout::SUMS);
         let (sums_sha, _) = sink.write(&sums_file, sums_text(&sums).as_bytes())?;
