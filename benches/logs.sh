@@ -3,7 +3,8 @@
 # the case that was (d) of benches/scale.sh, on its own, on tmpfs
 # (/dev/shm). The campaign comes from benches/gen-campaign.py as in (d):
 # 10 pages with tables and charts, 1 GiB of logs in files of at most 64 MB,
-# one line in 64 naming a private address (--leaks), fixed seed. It is
+# one line in 64 naming a private address (--leaks; LEAKS=0 for logs with
+# none, the sanitized case, whose copies are searched once), fixed seed. It is
 # sealed (`exhibit seal`, timed for information), then built RUNS times
 # into an empty output folder with EXHIBIT_TIMINGS=1.
 # Each build runs under a small python wrapper that polls /proc/PID/io
@@ -36,7 +37,9 @@ if [ -z "${EXHIBIT:-}" ]; then
 fi
 work=$(mktemp -d /dev/shm/exhibit-logs-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-python3 benches/gen-campaign.py "$work/gb" --pages 10 --records 12 --artifact-mb "$mb" --leaks --seed 9 >/dev/null
+leaks=--leaks
+[ "${LEAKS:-1}" = 0 ] && leaks=
+python3 benches/gen-campaign.py "$work/gb" --pages 10 --records 12 --artifact-mb "$mb" $leaks --seed 9 >/dev/null
 python3 - "$bin" "$work" "$runs" <<'PY'
 import os, shutil, statistics, subprocess, sys, time
 binary, work, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])

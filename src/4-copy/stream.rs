@@ -35,7 +35,11 @@ const MAX_BATCH: usize = 8;
 /// Buffers of chunks done with, for the next ones (of the same file or
 /// the next): a chunk is a few MiB, and one allocated (and zeroed by the
 /// kernel) for each cost more than hashing it. At most [`Pool::KEEP`]
-/// are kept; the copy stage owns the pool, so they go with it.
+/// are kept; the copy stage owns the pool, so they go with it. Every
+/// buffer of a pass comes from the pool and goes back to it, whatever
+/// thread is done with it: one freed on another thread than the one that
+/// allocated it, and one per file, were held by the allocator (a clean
+/// 1 GB of logs peaked at 330 MB; now 70 MB).
 #[derive(Default)]
 pub(crate) struct Pool(std::sync::Mutex<Vec<Vec<u8>>>);
 
@@ -50,7 +54,7 @@ impl Pool {
 
     fn give(&self, mut buf: Vec<u8>) {
         let mut pool = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.len() < Self::KEEP {
+        if pool.len() < Self::KEEP && buf.capacity() > 0 {
             buf.clear();
             pool.push(buf);
         }
@@ -78,7 +82,13 @@ pub(crate) struct Streamed {
 struct Done {
     out: Vec<u8>,
     counts: Counts,
+    /// Searched and nothing found: written as it was read.
+    clean: bool,
 }
+
+/// A chunk as written, sent to the scan of the copy: its bytes, and
+/// whether it is [`Done::clean`].
+type Sent = (Vec<u8>, bool);
 
 /// Where the copy goes: the staged file, the hash of what it holds, and
 /// the scan of the written bytes ([`Written`]), which they are sent to.
@@ -89,7 +99,7 @@ struct Out {
     counts: Counts,
     /// Any chunk changed by redaction.
     changed: bool,
-    scan: std::sync::mpsc::SyncSender<Vec<u8>>,
+    scan: std::sync::mpsc::SyncSender<Sent>,
 }
 
 impl Pass<'_> {
@@ -104,11 +114,19 @@ impl Pass<'_> {
         // back: the same scan of the whole stream, cut into chunks where
         // that scan cuts them (not where the input was cut: replacing
         // values moves every later cut), on a thread of its own.
-        let (send, written) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+        let (send, written) = std::sync::mpsc::sync_channel::<Sent>(2);
+        // A chunk searched in the view the copy is read in, found clean and
+        // written unchanged is not searched again where the scan of the
+        // copy cuts it exactly there (a clean file is searched once).
+        let same_view = View::of(self.from) == self.published;
         std::thread::scope(|threads| {
-            let (det, view) = (&self.redactor.detector, self.published);
-            let written = Written::new(written, self.buffers);
-            let scanner = threads.spawn(move || scan::scan_reader(det, written, view));
+            let (det, view, pool) = (&self.redactor.detector, self.published, self.buffers);
+            let scanner = threads.spawn(move || {
+                let written = Written::new(written, pool);
+                let clean = written.clean.clone();
+                let mut searched = |start: u64, len: usize| same_view && clean.covers(start, len);
+                scan::scan_written(det, written, view, &mut searched)
+            });
             let Some(copied) = self.copy(to, send)? else {
                 return Ok(None);
             };
@@ -124,15 +142,12 @@ impl Pass<'_> {
 
     /// The pass itself, the written bytes sent to `scan` as they are
     /// written (see [`Pass::run`]).
-    fn copy(
-        &self,
-        to: Staged,
-        scan: std::sync::mpsc::SyncSender<Vec<u8>>,
-    ) -> Result<Option<Copied>> {
+    fn copy(&self, to: Staged, scan: std::sync::mpsc::SyncSender<Sent>) -> Result<Option<Copied>> {
         let numbered = self.redactor.mark();
         let file = crate::fsx::open(self.from)?;
         let read_err = |e: crate::error::Error| crate::error::Error::failed("read", self.from, e);
-        let mut chunks = scan::Chunks::new(HashingReader::new(file));
+        let pool = self.buffers;
+        let mut chunks = scan::Chunks::with_buffer(HashingReader::new(file), pool.take());
         // A chunk per core in each batch (two at least, eight at most:
         // four batches in flight are the memory the pass takes).
         let per_batch = rayon::current_num_threads().clamp(2, MAX_BATCH);
@@ -144,7 +159,6 @@ impl Pass<'_> {
             changed: false,
             scan,
         };
-        let pool = self.buffers;
         // Four batches in flight, each a step further on: read (and
         // hashed), found, replaced, written (and sent to be scanned).
         let mut read = read_batch(&mut chunks, per_batch, pool).map_err(read_err)?;
@@ -170,7 +184,9 @@ impl Pass<'_> {
             done = replaced;
             read = next.map_err(read_err)?;
         }
-        let (sha256, bytes) = chunks.into_inner().finish();
+        let (reader, left) = chunks.into_parts();
+        left.into_iter().for_each(|b| pool.give(b));
+        let (sha256, bytes) = reader.finish();
         out.to.finish()?;
         let changed = out.changed;
         let copied = Copied {
@@ -223,7 +239,8 @@ impl Pass<'_> {
     /// One chunk with its `hits` replaced.
     fn replace(&self, chunk: Vec<u8>, hits: &[Hit], pool: &Pool) -> Done {
         let mut counts = Counts::new();
-        let out = if hits.is_empty() {
+        let clean = hits.is_empty();
+        let out = if clean {
             chunk
         } else {
             let mut out = pool.take();
@@ -234,7 +251,7 @@ impl Pass<'_> {
             pool.give(chunk);
             out
         };
-        Done { out, counts }
+        Done { out, counts, clean }
     }
 }
 
@@ -251,7 +268,7 @@ impl Out {
                 *self.counts.entry(c).or_insert(0) += n;
             }
             // A scan that stopped is reported when it is joined.
-            let _ = self.scan.send(d.out);
+            let _ = self.scan.send((d.out, d.clean));
         }
         Ok(())
     }
@@ -261,21 +278,27 @@ impl Out {
 /// was written, then the end once the pass is done. A chunk read through
 /// goes back to the pool: freed on this thread, the buffers the pass
 /// allocates on others were kept by the allocator, not reused (700 MB
-/// held by a 2 GiB log).
+/// held by a 2 GiB log). Where clean chunks were written is noted in
+/// `clean`.
 struct Written<'a> {
-    chunks: std::sync::mpsc::Receiver<Vec<u8>>,
+    chunks: std::sync::mpsc::Receiver<Sent>,
     current: Vec<u8>,
     at: usize,
+    /// Bytes received before `current`.
+    received: u64,
     pool: &'a Pool,
+    clean: CleanChunks,
 }
 
 impl<'a> Written<'a> {
-    fn new(chunks: std::sync::mpsc::Receiver<Vec<u8>>, pool: &'a Pool) -> Self {
+    fn new(chunks: std::sync::mpsc::Receiver<Sent>, pool: &'a Pool) -> Self {
         Written {
             chunks,
             current: Vec::new(),
             at: 0,
+            received: 0,
             pool,
+            clean: CleanChunks::default(),
         }
     }
 }
@@ -284,18 +307,49 @@ impl std::io::Read for Written<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         while self.at == self.current.len() {
             match self.chunks.recv() {
-                Ok(next) => {
+                Ok((next, clean)) => {
+                    self.received += self.current.len() as u64;
+                    if clean {
+                        self.clean.add(self.received, next.len());
+                    }
                     let done = std::mem::replace(&mut self.current, next);
                     self.pool.give(done);
                     self.at = 0;
                 }
-                Err(_) => return Ok(0),
+                Err(_) => {
+                    // The end: the last chunk goes back too.
+                    self.pool.give(std::mem::take(&mut self.current));
+                    self.at = 0;
+                    return Ok(0);
+                }
             }
         }
         let n = buf.len().min(self.current.len() - self.at);
         buf[..n].copy_from_slice(&self.current[self.at..self.at + n]);
         self.at += n;
         Ok(n)
+    }
+}
+
+/// Where clean chunks lie in the written stream (start, length), oldest
+/// first; the scan asks in stream order, so those before its question
+/// are dropped as it goes. Shared by the reader and the scan's question,
+/// on the scan's thread.
+#[derive(Clone, Default)]
+struct CleanChunks(std::rc::Rc<std::cell::RefCell<std::collections::VecDeque<(u64, usize)>>>);
+
+impl CleanChunks {
+    fn add(&self, start: u64, len: usize) {
+        self.0.borrow_mut().push_back((start, len));
+    }
+
+    /// Is the chunk at `start` of `len` bytes exactly a clean chunk?
+    fn covers(&self, start: u64, len: usize) -> bool {
+        let mut chunks = self.0.borrow_mut();
+        while chunks.front().is_some_and(|&(s, _)| s < start) {
+            chunks.pop_front();
+        }
+        chunks.front() == Some(&(start, len))
     }
 }
 

@@ -41,14 +41,19 @@ pub(crate) struct Chunks<R> {
     reader: R,
     buf: Vec<u8>,
     eof: bool,
+    /// Buffers handed in once the stream had ended.
+    unused: Vec<Vec<u8>>,
 }
 
 impl<R: Read> Chunks<R> {
-    pub(crate) fn new(reader: R) -> Self {
+    /// Chunks of `reader`, read into `buf` (empty, or a chunk done with).
+    pub(crate) fn with_buffer(reader: R, mut buf: Vec<u8>) -> Self {
+        buf.clear();
         Chunks {
             reader,
-            buf: Vec::new(),
+            buf,
             eof: false,
+            unused: Vec::new(),
         }
     }
 
@@ -58,6 +63,7 @@ impl<R: Read> Chunks<R> {
     /// the buffers it is done with allocates none per chunk.
     pub(crate) fn next_chunk(&mut self, mut spare: Vec<u8>) -> Result<Option<Vec<u8>>> {
         let Some(cut) = next_cut(&mut self.reader, &mut self.buf, &mut self.eof)? else {
+            self.unused.push(spare);
             return Ok(None);
         };
         // The rest (a line begun) starts the next buffer, sized for a
@@ -69,9 +75,12 @@ impl<R: Read> Chunks<R> {
         Ok(Some(std::mem::replace(&mut self.buf, spare)))
     }
 
-    /// The reader, once every chunk was taken.
-    pub(crate) fn into_inner(self) -> R {
-        self.reader
+    /// The reader, and the buffers left with the chunks (to be used
+    /// again: see [`Chunks::next_chunk`]).
+    pub(crate) fn into_parts(self) -> (R, Vec<Vec<u8>>) {
+        let mut left = self.unused;
+        left.push(self.buf);
+        (self.reader, left)
     }
 }
 
@@ -935,14 +944,56 @@ fn scan_text(
     member: Option<&str>,
     out: &mut Scanned,
 ) -> Result<()> {
+    scan_text_with(det, reader, (view, member), out, &mut |_, _| false)
+}
+
+/// [`scan_reader`] of a stream the one pass over a large text file writes
+/// (stream.rs), which knows which chunks it wrote unchanged from chunks
+/// of the original it searched (in `view`) and found nothing in:
+/// `searched(start, len)` says whether the chunk of the written stream at
+/// byte `start`, cut here as the rescan cuts it, is exactly such a chunk.
+/// Its search is not repeated: [`find_all`] reads nothing but the chunk's
+/// bytes and view. Every other chunk is searched, and a stream that does
+/// not read as text is scanned as [`scan_reader`] scans it.
+pub(crate) fn scan_written(
+    det: &Detector,
+    reader: impl Read,
+    view: View,
+    searched: &mut dyn FnMut(u64, usize) -> bool,
+) -> Result<Scanned> {
+    let (head, reader) = peek(reader)?;
+    let mut out = Scanned::default();
+    if Kind::of(&head) != Kind::Text {
+        scan_stream(det, &mut { reader }, view, ("", None), 0, &mut out)?;
+        return Ok(out);
+    }
+    scan_text_with(det, reader, (view, None), &mut out, searched)?;
+    Ok(out)
+}
+
+/// [`scan_text`], not searching the chunks `searched` names (see
+/// [`scan_written`]).
+fn scan_text_with(
+    det: &Detector,
+    reader: impl Read,
+    (view, member): (View, Option<&str>),
+    out: &mut Scanned,
+    searched: &mut dyn FnMut(u64, usize) -> bool,
+) -> Result<()> {
     let mut line = 1;
+    let mut at = 0u64;
     for_each_chunk(reader, |chunk: &[u8]| {
+        let start = at;
+        at += chunk.len() as u64;
         // A NUL further on: from there, a binary's printable runs.
         let view = if view != View::Strings && memchr::memchr(0, chunk).is_some() {
             if member.is_none() {
                 out.binary = true;
             }
             View::Strings
+        } else if searched(start, chunk.len()) {
+            line += memchr::memchr_iter(b'\n', chunk).count();
+            return Ok(());
         } else {
             view
         };

@@ -366,7 +366,7 @@ fn chunks_pulled_one_by_one_are_the_chunks_fed() {
     .unwrap();
     assert!(fed.len() >= 3, "{} chunks", fed.len());
     let mut pulled: Vec<Vec<u8>> = Vec::new();
-    let mut chunks = scan::Chunks::new(&text[..]);
+    let mut chunks = scan::Chunks::with_buffer(&text[..], Vec::new());
     // Hand back a used buffer, full of other bytes, each time.
     let mut spare = vec![b'z'; 1000];
     while let Some(c) = chunks.next_chunk(spare).unwrap() {

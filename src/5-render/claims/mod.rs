@@ -114,6 +114,10 @@ impl Records {
     }
 }
 
+/// The audit records of a campaign's typed figures kept in memory until
+/// audit.json is written; the rest waits on disk ([`Sink::hold`]).
+const KEEP_RECORDS: usize = 4 << 20;
+
 /// One page's audit lines: in memory, or (a build that keeps nothing) set
 /// aside on disk until audit.json is written ([`Sink::hold`]): at 10,000
 /// pages they are 33 MB, held until every campaign is rendered.
@@ -160,7 +164,8 @@ pub(crate) struct Unmatched {
 /// a page's figures against its own computed values, the header's (shown
 /// on every page) against every page's. The audit records, and the
 /// figures that matched nothing, named at `dir/FILE:line:col`. With
-/// `hold`, each page's records wait in its scratch file ([`Lines`]).
+/// `hold`, pages' records past the first [`KEEP_RECORDS`] wait in its
+/// scratch file ([`Lines`]).
 pub(crate) fn check(
     dir: &Path,
     pages: &[Checked],
@@ -210,6 +215,7 @@ pub(crate) fn check(
     // from the preview's last build); what matched nothing is then written
     // out in page order, and only as far as it will be printed.
     let kept = cache.map(|(c, _)| c.pages(dir));
+    let in_memory = std::sync::atomic::AtomicUsize::new(0);
     let matched: Vec<Arc<PageCheck>> = shown
         .par_iter()
         .map(|sh| {
@@ -219,7 +225,8 @@ pub(crate) fn check(
             if let Some(old) = key.as_ref().and_then(|k| kept.as_ref()?.get(k)) {
                 return Ok(old.clone());
             }
-            sh.check(dir, data(), strict, key, hold).map(Arc::new)
+            sh.check(dir, data(), strict, key, (hold, &in_memory))
+                .map(Arc::new)
         })
         .collect::<crate::error::Result<_>>()?;
     if let Some((c, _)) = cache {
@@ -267,7 +274,7 @@ impl Shown<'_> {
         data: &Index,
         strict: bool,
         key: Option<String>,
-        hold: Option<&Sink>,
+        hold: (Option<&Sink>, &std::sync::atomic::AtomicUsize),
     ) -> crate::error::Result<PageCheck> {
         let own = Index::new(&[], &self.computed);
         let mut lines = Vec::with_capacity(self.typed.len() * 80);
@@ -286,7 +293,11 @@ impl Shown<'_> {
             crate::records::line(&mut lines, &record).expect("a record serializes");
             lines.extend_from_slice(b",\n");
         }
-        let held = match hold.filter(|_| !lines.is_empty()) {
+        let over = || {
+            let n = lines.len();
+            hold.1.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n > KEEP_RECORDS
+        };
+        let held = match hold.0.filter(|_| !lines.is_empty() && over()) {
             Some(sink) => sink.hold(&lines)?,
             None => None,
         };

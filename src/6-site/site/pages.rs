@@ -211,8 +211,10 @@ impl Target<'_> {
                 .map(|old| old.page.clone())
         };
         // A build that keeps nothing sets each page's html aside on disk
-        // until the header is known (see [`Sink::hold`]).
+        // until the header is known (see [`Sink::hold`]), once the pages
+        // in memory hold more than [`KEEP_HTML`].
         let hold = cache.is_none() && !self.single_file;
+        let in_memory = std::sync::atomic::AtomicUsize::new(0);
         let render = |store: &DataStore, i: usize| -> Result<Fresh> {
             let fingerprint = page_fingerprint(c, e, &shared, i);
             let (page, new) = match cached(i, &fingerprint) {
@@ -221,7 +223,11 @@ impl Target<'_> {
             };
             let headline = super::index::headline(&page.html);
             let mut page = page;
-            let held = match Arc::get_mut(&mut page).filter(|_| hold) {
+            let over = |p: &Page| {
+                let n = p.html.len();
+                in_memory.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n > KEEP_HTML
+            };
+            let held = match Arc::get_mut(&mut page).filter(|p| hold && over(p)) {
                 Some(p) => {
                     let held = self.sink.hold(p.html.as_bytes())?;
                     if held.is_some() {
@@ -509,6 +515,11 @@ fn refuse_literal_references(page: &str, html: &str) -> Result<()> {
         ),
     }
 }
+
+/// The html of a campaign's pages kept in memory until they are written;
+/// the rest waits on disk ([`Sink::hold`]): a campaign of a few thousand
+/// pages reads nothing back.
+const KEEP_HTML: usize = 4 << 20;
 
 /// What every page of a campaign is written with besides itself.
 struct Written<'a> {
