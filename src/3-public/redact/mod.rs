@@ -159,8 +159,6 @@ impl Detector {
         })
     }
 
-    /// Every finding in `text`, in order, overlaps resolved (the earlier,
-    /// then the longer, wins), allowed values dropped.
     /// `false` when no pattern of this detector matches anywhere in
     /// `text`, so [`Self::find`] would find nothing in it or in any part
     /// of it: a cheap test before redacting many small strings one by one.
@@ -183,6 +181,39 @@ impl Detector {
         self.any_candidate(all.as_bytes())
     }
 
+    /// Keep the items whose word (`word_of`; `None`: kept unread) holds no
+    /// candidate. The words are tested in batches of about 64 KB joined
+    /// one per line (a search has a fixed cost, and a page has dozens of
+    /// figures), and one by one only in a batch where something matched.
+    pub(crate) fn retain_clear<'w, T>(
+        &self,
+        items: &mut Vec<T>,
+        word_of: impl Fn(&T) -> Option<&'w str>,
+    ) {
+        const BATCH: usize = 64 << 10;
+        let mut keep = vec![true; items.len()];
+        let mut start = 0;
+        while start < items.len() {
+            let mut end = start;
+            let mut bytes = 0;
+            while end < items.len() && (end == start || bytes < BATCH) {
+                bytes += word_of(&items[end]).map_or(0, |w| w.len() + 1);
+                end += 1;
+            }
+            let batch = &items[start..end];
+            if self.any_candidate_in(batch.iter().filter_map(&word_of)) {
+                for (k, item) in keep[start..end].iter_mut().zip(batch) {
+                    *k = word_of(item).is_none_or(|w| !self.any_candidate_in([w]));
+                }
+            }
+            start = end;
+        }
+        let mut k = keep.into_iter();
+        items.retain(|_| k.next().unwrap_or(true));
+    }
+
+    /// Every finding in `text`, in order, overlaps resolved (the earlier,
+    /// then the longer, wins), allowed values dropped.
     pub(crate) fn find(&self, text: &[u8]) -> Vec<Hit> {
         let mut hits = Vec::new();
         rules::find(text, &mut hits);

@@ -150,11 +150,11 @@ impl Renderer<'_> {
             budget = budget.saturating_sub(at - from);
             from = at + len;
             let typed = without_references(s);
-            for mut f in crate::claims::in_string(&lines, s, &typed, at, json) {
-                if !det.any_candidate_in([crate::claims::word_at(text, f.offset)]) {
-                    f.file = Some(public.clone());
-                    self.figures.typed.push(f);
-                }
+            let mut found = crate::claims::in_string(&lines, s, &typed, at, json);
+            det.retain_clear(&mut found, |f| Some(crate::claims::word_at(text, f.offset)));
+            for mut f in found {
+                f.file = Some(public.clone());
+                self.figures.typed.push(f);
             }
         }
     }

@@ -111,7 +111,7 @@ fn typed_in_meta(
     let text = lines.text();
     let typed = page::without_references(original);
     let mut found = crate::claims::in_string(lines, original, &typed, at, true);
-    found.retain(|f| !det.any_candidate_in([crate::claims::word_at(text, f.offset)]));
+    det.retain_clear(&mut found, |f| Some(crate::claims::word_at(text, f.offset)));
     found
 }
 
