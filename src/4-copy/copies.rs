@@ -388,34 +388,15 @@ pub(crate) fn learn_keyed_secrets(
                 &read
             }
         };
-        if !crate::redact::may_name_a_secret(bytes) {
-            continue;
-        }
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            continue;
-        };
         let mut found = Counts::new();
-        let mut learn = |body: &str| {
-            if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(body) {
-                r.redact_value(&mut v, &mut found);
-            }
-        };
-        if page {
-            for body in exhibit_bodies(text) {
-                learn(&body);
-            }
-        } else if table {
-            // A CSV or TSV file read as the render stage reads it: a row
-            // `HF_TOKEN,<value>` under `key,value` is a secret by its label.
-            let none = |_: &str| None;
-            let file = c.path(&f.path);
-            if let Ok(mut parsed) = crate::formats::read(&file, &f.path, text, None, &none) {
-                r.redact_value(&mut parsed.doc, &mut found);
-            }
-        } else if jsonl {
-            text.lines().for_each(&mut learn);
-        } else {
-            learn(text);
+        // Bytes that are not UTF-8 or name no secret-like key are not
+        // parsed: they hold nothing to learn, as a parse finding nothing.
+        if let Some(text) = std::str::from_utf8(bytes)
+            .ok()
+            .filter(|_| crate::redact::may_name_a_secret(bytes))
+        {
+            let how = Read { page, table, jsonl };
+            how.learn(c, &f.path, text, r, &mut found);
         }
         // Nothing found: the parse numbered nothing, and never will from
         // these bytes with this detector, whatever else the build holds.
@@ -424,6 +405,43 @@ pub(crate) fn learn_keyed_secrets(
         }
     }
     Ok(())
+}
+
+/// How [`learn_keyed_secrets`] reads a file: a page's `exhibit` blocks, a
+/// CSV or TSV table, JSON lines, or one JSON document.
+struct Read {
+    page: bool,
+    table: bool,
+    jsonl: bool,
+}
+
+impl Read {
+    /// Redact the values `text` (the file `path`) holds by key, counting
+    /// them in `found`.
+    fn learn(&self, c: &Campaign, path: &str, text: &str, r: &Redactor, found: &mut Counts) {
+        let mut learn = |body: &str| {
+            if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(body) {
+                r.redact_value(&mut v, found);
+            }
+        };
+        if self.page {
+            for body in exhibit_bodies(text) {
+                learn(&body);
+            }
+        } else if self.table {
+            // A CSV or TSV file read as the render stage reads it: a row
+            // `HF_TOKEN,<value>` under `key,value` is a secret by its label.
+            let none = |_: &str| None;
+            let file = c.path(path);
+            if let Ok(mut parsed) = crate::formats::read(&file, path, text, None, &none) {
+                r.redact_value(&mut parsed.doc, found);
+            }
+        } else if self.jsonl {
+            text.lines().for_each(&mut learn);
+        } else {
+            learn(text);
+        }
+    }
 }
 
 /// Files whose parse for keyed secrets found no value to redact, by how

@@ -947,19 +947,144 @@ fn scan_text(
     scan_text_with(det, reader, (view, member), out, &mut |_, _| false)
 }
 
-/// [`scan_reader`] of a stream the one pass over a large text file writes
-/// (stream.rs), which knows which chunks it wrote unchanged from chunks
-/// of the original it searched (in `view`) and found nothing in:
-/// `searched(start, len)` says whether the chunk of the written stream at
-/// byte `start`, cut here as the rescan cuts it, is exactly such a chunk.
-/// Its search is not repeated: [`find_all`] reads nothing but the chunk's
-/// bytes and view. Every other chunk is searched, and a stream that does
+/// What a scan of text knows of its chunks before searching them (see
+/// [`scan_written`]): [`find_all`] reads nothing but a chunk's bytes and
+/// view, so a chunk known to be clean in this view is not searched again.
+pub(crate) trait Memo {
+    /// Is the chunk at byte `start` of the stream, cut as
+    /// [`for_each_chunk`] cuts it, known to hold nothing?
+    fn known_clean(&mut self, start: u64, chunk: &[u8]) -> bool;
+    /// The chunk just searched held nothing.
+    fn found_clean(&mut self, _chunk: &[u8]) {}
+}
+
+/// A closure naming chunks by position and length (the one pass's copy).
+impl<F: FnMut(u64, usize) -> bool> Memo for F {
+    fn known_clean(&mut self, start: u64, chunk: &[u8]) -> bool {
+        self(start, chunk.len())
+    }
+}
+
+/// Chunks of text found clean, by the SHA-256 of the detector's
+/// fingerprint, the view and the chunk's bytes: kept by the preview's
+/// [`crate::site::BuildCache`] so the rescan of a large generated file
+/// (audit.json) searches only the chunks a save changed. What the last
+/// build did not meet again is forgotten.
+#[derive(Default)]
+pub(crate) struct CleanChunks(std::sync::Mutex<Generations>);
+
+#[derive(Default)]
+struct Generations {
+    this: std::collections::HashSet<[u8; 32]>,
+    last: std::collections::HashSet<[u8; 32]>,
+}
+
+impl CleanChunks {
+    /// A new build: what the one before met is still known, older is not.
+    pub(crate) fn next_build(&self) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.last = std::mem::take(&mut g.this);
+    }
+
+    fn key(fingerprint: &str, view: View, chunk: &[u8]) -> [u8; 32] {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        h.update((fingerprint.len() as u64).to_le_bytes());
+        h.update(fingerprint.as_bytes());
+        h.update([view as u8]);
+        h.update(chunk);
+        h.finalize().into()
+    }
+
+    fn has(&self, key: &[u8; 32]) -> bool {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let known = g.this.contains(key) || g.last.contains(key);
+        if known {
+            g.this.insert(*key);
+        }
+        known
+    }
+
+    fn insert(&self, key: [u8; 32]) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.this.insert(key);
+    }
+
+    /// How many chunks are known clean.
+    #[cfg(test)]
+    pub(crate) fn known(&self) -> usize {
+        let g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.this.union(&g.last).count()
+    }
+}
+
+/// [`Memo`] over a [`CleanChunks`], for one stream scanned in one view.
+struct Remembered<'a> {
+    chunks: &'a CleanChunks,
+    fingerprint: &'a str,
+    view: View,
+    /// The key of the chunk being searched.
+    pending: Option<[u8; 32]>,
+}
+
+impl Memo for Remembered<'_> {
+    fn known_clean(&mut self, _start: u64, chunk: &[u8]) -> bool {
+        let key = CleanChunks::key(self.fingerprint, self.view, chunk);
+        let known = self.chunks.has(&key);
+        self.pending = (!known).then_some(key);
+        known
+    }
+
+    fn found_clean(&mut self, _chunk: &[u8]) {
+        if let Some(key) = self.pending.take() {
+            self.chunks.insert(key);
+        }
+    }
+}
+
+/// [`scan_file`], not searching again the chunks of text `chunks` knows
+/// this detector (`fingerprint`) found clean, and remembering those it
+/// finds clean.
+pub(crate) fn scan_file_remembered(
+    det: &Detector,
+    path: &Path,
+    (chunks, fingerprint): (&CleanChunks, &str),
+) -> Result<Scanned> {
+    let f =
+        crate::fsx::open_regular(path).map_err(|e| crate::error::Error::failed("open", path, e))?;
+    let view = View::of(path);
+    let read = |e| crate::error::Error::failed("read", path, e);
+    let (head, reader) = peek(f).map_err(read)?;
+    if Kind::of(&head) != Kind::Text {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        return scan_named(det, reader, view, &name).map_err(read);
+    }
+    let mut memo = Remembered {
+        chunks,
+        fingerprint,
+        view,
+        pending: None,
+    };
+    let mut out = Scanned::default();
+    scan_text_with(det, reader, (view, None), &mut out, &mut memo).map_err(read)?;
+    Ok(out)
+}
+
+/// [`scan_reader`] of a stream whose chunks `memo` may know to be clean:
+/// the copy the one pass over a large text file writes (stream.rs) knows
+/// which chunks it wrote unchanged from chunks of the original it searched
+/// (in `view`) and found nothing in; the preview's rescan knows the chunks
+/// an earlier build found clean ([`CleanChunks`]). Such a chunk is not
+/// searched again. Every other chunk is searched, and a stream that does
 /// not read as text is scanned as [`scan_reader`] scans it.
 pub(crate) fn scan_written(
     det: &Detector,
     reader: impl Read,
     view: View,
-    searched: &mut dyn FnMut(u64, usize) -> bool,
+    memo: &mut dyn Memo,
 ) -> Result<Scanned> {
     let (head, reader) = peek(reader)?;
     let mut out = Scanned::default();
@@ -967,18 +1092,18 @@ pub(crate) fn scan_written(
         scan_stream(det, &mut { reader }, view, ("", None), 0, &mut out)?;
         return Ok(out);
     }
-    scan_text_with(det, reader, (view, None), &mut out, searched)?;
+    scan_text_with(det, reader, (view, None), &mut out, memo)?;
     Ok(out)
 }
 
-/// [`scan_text`], not searching the chunks `searched` names (see
+/// [`scan_text`], not searching the chunks `memo` knows to be clean (see
 /// [`scan_written`]).
 fn scan_text_with(
     det: &Detector,
     reader: impl Read,
     (view, member): (View, Option<&str>),
     out: &mut Scanned,
-    searched: &mut dyn FnMut(u64, usize) -> bool,
+    memo: &mut dyn Memo,
 ) -> Result<()> {
     let mut line = 1;
     let mut at = 0u64;
@@ -986,18 +1111,22 @@ fn scan_text_with(
         let start = at;
         at += chunk.len() as u64;
         // A NUL further on: from there, a binary's printable runs.
-        let view = if view != View::Strings && memchr::memchr(0, chunk).is_some() {
+        let as_text = view == View::Strings || memchr::memchr(0, chunk).is_none();
+        let view = if !as_text {
             if member.is_none() {
                 out.binary = true;
             }
             View::Strings
-        } else if searched(start, chunk.len()) {
+        } else if memo.known_clean(start, chunk) {
             line += memchr::memchr_iter(b'\n', chunk).count();
             return Ok(());
         } else {
             view
         };
         let hits = find_all(det, chunk, view);
+        if as_text && hits.is_empty() {
+            memo.found_clean(chunk);
+        }
         let (located, next) = locate(chunk, hits, line);
         match member {
             None => out.hits.extend(located),
@@ -1206,16 +1335,18 @@ pub(crate) fn scan_path(
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
 ) -> Result<Report> {
-    scan_path_except(det, path, display, &|_| false)
+    scan_path_except(det, path, display, &|_| false, None)
 }
 
 /// [`scan_path`], reading only the names of files `known_clean` accepts
-/// (files whose bytes this same detector already found clean).
+/// (files whose bytes this same detector already found clean), and not
+/// searching again the chunks of text `remembered` knows to be clean.
 pub(crate) fn scan_path_except(
     det: &Detector,
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
     known_clean: &(dyn Fn(&str) -> bool + Sync),
+    remembered: Option<&CleanChunks>,
 ) -> Result<Report> {
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     if path.is_file() {
@@ -1247,6 +1378,7 @@ pub(crate) fn scan_path_except(
     // (each also as an absolute path: see `names`).
     let rooted: Vec<String> = files.iter().map(|(rel, _)| format!("/{rel}")).collect();
     let check_names = det.any_candidate_in(rooted.iter().map(String::as_str));
+    let fingerprint = remembered.map(|_| det.fingerprint()).unwrap_or_default();
     // Per file: findings, whether it is binary, what was skipped.
     type One = (Vec<Finding>, bool, Vec<String>);
     let results: Vec<Result<One>> =
@@ -1273,7 +1405,11 @@ pub(crate) fn scan_path_except(
                 if known_clean(rel) {
                     return Ok((findings, false, Vec::new()));
                 }
-                let scanned = match scan_file(det, full) {
+                let scanned = match remembered {
+                    Some(chunks) => scan_file_remembered(det, full, (chunks, &fingerprint)),
+                    None => scan_file(det, full),
+                };
+                let scanned = match scanned {
                     Ok(s) => s,
                     // Unreadable is not clean: listed as skipped.
                     Err(e) => Scanned {

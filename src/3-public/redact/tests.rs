@@ -411,3 +411,50 @@ fn rewind_forgets_what_was_numbered_since_the_mark() {
     assert_eq!(shown("u2", Category::GpuUuid), "[gpu-uuid-1]");
     assert_eq!(shown("b", Category::Endpoint), "[private-endpoint-3]");
 }
+
+/// The preview rescan's memory of clean chunks: a chunk is known by the
+/// detector and its bytes, so a changed chunk is searched (and its lines
+/// counted on from the chunk skipped before it), another detector knows
+/// nothing of it, and what two builds did not meet is forgotten.
+#[test]
+fn clean_chunks_are_known_by_detector_and_bytes() {
+    let dir = std::env::temp_dir().join(format!("exhibit-clean-chunks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("audit.json");
+    let row = b"    {\"page\": \"index.md\", \"text\": \"149.02\", \"source\": \"lab-7\"},\n";
+    let mut text = Vec::new();
+    while text.len() < scan::CHUNK + 4096 {
+        text.extend_from_slice(row);
+    }
+    std::fs::write(&path, &text).unwrap();
+    let builtin = Detector::builtin();
+    let memo = scan::CleanChunks::default();
+    let fp = builtin.fingerprint();
+    let first = scan::scan_file_remembered(&builtin, &path, (&memo, &fp)).unwrap();
+    assert!(first.hits.is_empty());
+    assert_eq!(memo.known(), 2, "both chunks were clean");
+    // The second chunk changes: a private address on its last line.
+    let lines = text.iter().filter(|&&b| b == b'\n').count();
+    let mut changed = text.clone();
+    changed.extend_from_slice(b"    {\"page\": \"10.1.2.3\"}\n");
+    std::fs::write(&path, &changed).unwrap();
+    let second = scan::scan_file_remembered(&builtin, &path, (&memo, &fp)).unwrap();
+    let found: Vec<(usize, usize)> = second.hits.iter().map(|(l, c, _)| (*l, *c)).collect();
+    assert_eq!(found, vec![(lines + 1, 15)]);
+    assert_eq!(memo.known(), 2, "the changed chunk was not found clean");
+    // A detector denying `lab-7` finds it in the chunk the builtin rules
+    // found clean.
+    let policy = Policy {
+        deny: vec!["lab-7".into()],
+        ..Policy::default()
+    };
+    let denying = Detector::new([&policy]).unwrap();
+    let other = denying.fingerprint();
+    let third = scan::scan_file_remembered(&denying, &path, (&memo, &other)).unwrap();
+    assert_eq!(third.hits.first().map(|(l, c, _)| (*l, *c)), Some((1, 55)));
+    // Two builds meeting none of them: forgotten.
+    memo.next_build();
+    memo.next_build();
+    assert_eq!(memo.known(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -219,11 +219,14 @@ pub(crate) fn render(
     // A figure typed in the page (not a data file, checked where it was
     // found) inside what may be a private value is left out: audit.json
     // lists figures as written.
-    store.redactor.detector.retain_clear(&mut r.figures.typed, |f| {
-        f.file
-            .is_none()
-            .then(|| crate::claims::word_at(&text, f.offset))
-    });
+    store
+        .redactor
+        .detector
+        .retain_clear(&mut r.figures.typed, |f| {
+            f.file
+                .is_none()
+                .then(|| crate::claims::word_at(&text, f.offset))
+        });
     let refs = Refs {
         store,
         ledger: None,

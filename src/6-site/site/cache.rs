@@ -24,6 +24,8 @@ pub(crate) struct BuildCache {
     pub(super) pages: PageCache,
     /// The manifest page's rows, a chunk at a time.
     pub(crate) rows: super::write::RowsCache,
+    /// Chunks of the written site the rescan found clean.
+    pub(crate) clean: crate::redact::scan::CleanChunks,
     /// Pages rendered afresh by the last build (the others were reused).
     pub(crate) rendered: usize,
     /// What the last build wrote, so the next writes only changes.

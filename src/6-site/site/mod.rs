@@ -151,8 +151,8 @@ pub(crate) fn build_with(
     // if there are any, what was scanned while rendering is scanned again.
     let redactor = redactor.with_known_secrets()?;
     let prescanned = redactor.detector.fingerprint() == scanned_by;
-    let rows = cache.as_deref().map(|c| &c.rows);
-    let written = stages.write(&redactor, &copied, rendered, prescanned, rows, &mut phases);
+    let kept = cache.as_deref();
+    let written = stages.write(&redactor, &copied, rendered, prescanned, kept, &mut phases);
     phases.mark("rescan");
     written?;
     crate::claims::report(&unmatched)?;
@@ -253,7 +253,7 @@ impl Stages<'_> {
         copied: &[Copies],
         rendered: pages::Site,
         prescanned: bool,
-        rows: Option<&write::RowsCache>,
+        cache: Option<&BuildCache>,
         phases: &mut Phases,
     ) -> Result<()> {
         let site = write::Site {
@@ -264,15 +264,20 @@ impl Stages<'_> {
             theme: &self.loaded.theme,
             single_file: self.opts.single_file,
             out: &self.opts.out,
-            rows,
+            rows: cache.map(|c| &c.rows),
         };
         let written = site.write(self.sink, rendered.campaigns)?;
         phases.mark("write");
-        rescan::rescan(&self.sink.staging, redactor, &written, prescanned)?;
+        let clean = cache.map(|c| &c.clean);
+        if let Some(clean) = clean {
+            clean.next_build();
+        }
+        rescan::rescan(&self.sink.staging, redactor, (&written, prescanned), clean)?;
         if self.sink.is_delta() && !prescanned {
             // Secrets met by key widened the detector: what is served
             // unchanged is read again too.
-            rescan::rescan(&self.opts.out, redactor, &write::Written::default(), false)?;
+            let none = write::Written::default();
+            rescan::rescan(&self.opts.out, redactor, (&none, false), clean)?;
         }
         Ok(())
     }

@@ -221,8 +221,8 @@ impl Target<'_> {
                 Some(page) => (page, false),
                 None => (Arc::new(page::render(c, e, store, i)?), true),
             };
-            let headline = super::index::headline(&page.html);
             let mut page = page;
+            let mut headline = None;
             let over = |p: &Page| {
                 let n = p.html.len();
                 in_memory.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n > KEEP_HTML
@@ -231,6 +231,7 @@ impl Target<'_> {
                 Some(p) => {
                     let held = self.sink.hold(p.html.as_bytes())?;
                     if held.is_some() {
+                        headline = super::index::headline(&p.html);
                         p.html = String::new();
                     }
                     held
@@ -267,7 +268,12 @@ impl Target<'_> {
         // The first failing page in order, whatever thread finished first.
         let fresh: Vec<Fresh> = fresh.into_iter().collect::<Result<_>>()?;
         let rendered = fresh.iter().filter(|f| f.new).count();
-        let headline = fresh.iter().find_map(|f| f.headline.clone());
+        // The first page showing a result card, looked for in page order
+        // and no further (a held page's was read before it was set aside).
+        let headline = fresh.par_iter().find_map_first(|f| match f.held {
+            Some(_) => f.headline.clone(),
+            None => super::index::headline(&f.page.html),
+        });
         let (mut fingerprints, mut pages, mut held) = (Vec::new(), Vec::new(), Vec::new());
         for f in fresh {
             fingerprints.push(f.fingerprint);
@@ -564,7 +570,9 @@ struct Fresh {
     new: bool,
     /// Where its html was set aside.
     held: Option<Held>,
-    /// Its result card's first items, if it shows one.
+    /// Its result card's first items, if it shows one: read only when its
+    /// html is set aside (the others are read in order until one has a
+    /// card).
     headline: Option<Vec<super::index::Figure>>,
 }
 

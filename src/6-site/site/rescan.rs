@@ -22,12 +22,13 @@ struct Place {
 /// the build, and the report names file, line and category only.
 /// `prescanned`: the files scanned while they were written were scanned
 /// by this same detector, so their findings stand and they are not read
-/// back.
+/// back. `clean`: the preview's chunks of text found clean by earlier
+/// builds (a save changes a line or two of audit.json), not searched again.
 pub(super) fn rescan(
     staging: &Path,
     r: &Redactor,
-    written: &Written,
-    prescanned: bool,
+    (written, prescanned): (&Written, bool),
+    clean: Option<&scan::CleanChunks>,
 ) -> Result<()> {
     // Binaries and archives were scanned as inputs and copied as they are
     // (findings in them refused or accepted by hash): not read again.
@@ -37,11 +38,12 @@ pub(super) fn rescan(
     // files scanned as they were written were scanned then: both only by
     // the detector before the pages met secrets by key. A secret learned
     // from a page is looked for in them too.
-    let report = scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), &|rel| {
+    let skip = &|rel: &str| {
         written.unscanned.contains(rel)
             || (prescanned
                 && (written.verbatim.contains(rel) || written.prescanned.contains_key(rel)))
-    })?;
+    };
+    let report = scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), skip, clean)?;
     let unscanned = &written.unscanned;
     let mut found: Vec<Place> = report
         .findings
