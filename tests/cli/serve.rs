@@ -376,13 +376,7 @@ fn an_edit_to_one_page_renders_only_that_page_and_matches_a_fresh_build() {
     let dir = served_campaign();
     let server = Server::start(&dir);
     let notes = dir.join("notes.md");
-    std::fs::write(
-        &notes,
-        format!("{}\nA sentence added in preview.\n", read(&notes)),
-    )
-    .unwrap();
-    let line = server.wait_line("rendered, the others reused");
-    assert!(line.contains("(1 rendered"), "{line}");
+    add_a_sentence(&server, &notes);
     assert!(read(&server.preview.join("minimal/notes.html")).contains("added in preview"));
     // A digest covers every file: the preview, which would change it on
     // every page at each save, shows none.
@@ -400,6 +394,18 @@ fn an_edit_to_one_page_renders_only_that_page_and_matches_a_fresh_build() {
             break;
         }
     }
+}
+
+/// Add a sentence to `page` and wait for the rebuild, which renders that
+/// page alone.
+fn add_a_sentence(server: &Server, page: &Path) {
+    std::fs::write(
+        page,
+        format!("{}\nA sentence added in preview.\n", read(page)),
+    )
+    .unwrap();
+    let line = server.wait_line("rendered, the others reused");
+    assert!(line.contains("(1 rendered"), "{line}");
 }
 
 /// Names of the files a preview's differ from a build's in: they show the
@@ -964,4 +970,42 @@ fn figure_sources_follow_the_numbering_in_the_preview() {
         .unwrap()
         .1;
     assert!(String::from_utf8_lossy(want).contains("r.json#/[private-endpoint-2]/tok"));
+}
+
+/// The site index's headline (the first result card's items) is read from
+/// the page showing the card: kept with that page while another page is
+/// edited, read again when the data under the card changes.
+#[test]
+fn the_headline_stays_through_an_edit_and_follows_the_data() {
+    let dir = scratch("serve-headline").join("glm");
+    copy_tree(
+        &repo().join("sample-artifacts/glm53-flash-linux-vs-wsl"),
+        &dir,
+    );
+    let server = Server::start(&dir);
+    let index = server.preview.join("index.html");
+    let headline = || {
+        let html = read(&index);
+        let after = html.split("<dl class=\"card-items headline\">").nth(1)?;
+        after.split("</dl>").next().map(str::to_string)
+    };
+    let before = headline().expect("the site index shows the headline");
+    assert!(
+        before.contains("Linux 149.02 versus WSL 112.07"),
+        "{before}"
+    );
+    // Another page edited: the card's page comes from the last build.
+    add_a_sentence(&server, &dir.join("quality.md"));
+    assert_eq!(headline().as_deref(), Some(before.as_str()));
+    // The figure under the card: its page is rendered again.
+    let data = dir.join("data/measurements.json");
+    std::fs::write(&data, read(&data).replacen("149.02", "149.55", 1)).unwrap();
+    loop {
+        server.wait_line("rendered, the others reused");
+        let now = headline().expect("the site index shows the headline");
+        if now.contains("Linux 149.55 versus WSL 112.07") {
+            break;
+        }
+        assert_eq!(now, before, "a headline neither before nor after");
+    }
 }

@@ -66,6 +66,8 @@ pub(super) struct PageCache {
 pub(super) struct Rendering {
     pub(crate) fingerprint: String,
     pub(crate) page: Arc<Page>,
+    /// Its result card's first items ([`super::index::headline`]).
+    pub(crate) headline: Option<Vec<super::index::Figure>>,
 }
 
 /// A page's written files and the fingerprint of what went into them.

@@ -114,6 +114,7 @@ impl Target<'_> {
             rendered: fresh,
             sources: loaded,
             headline,
+            headlines,
         } = self.pages(campaign, cache.as_deref())?;
         // Kept only when no page numbered a new value (then the next build
         // of the same inputs starts from the same numbering).
@@ -129,10 +130,12 @@ impl Target<'_> {
             super::digest::of_campaign(campaign.k, &pages)
         };
         if let Some(cache) = cache.as_deref_mut() {
-            for (i, (page, fingerprint)) in pages.iter().zip(&fingerprints).enumerate() {
+            let each = pages.iter().zip(&fingerprints).zip(headlines);
+            for (i, ((page, fingerprint), headline)) in each.enumerate() {
                 let rendering = Rendering {
                     fingerprint: fingerprint.clone(),
                     page: page.clone(),
+                    headline: headline.unwrap_or_else(|| super::index::headline(&page.html)),
                 };
                 cache.pages.insert(key(campaign, i), rendering);
             }
@@ -208,7 +211,7 @@ impl Target<'_> {
         let cached = |i: usize, fp: &str| {
             let hit = cache.and_then(|cache| cache.pages.get(&key(campaign, i)));
             hit.filter(|old| old.fingerprint == fp)
-                .map(|old| old.page.clone())
+                .map(|old| (old.page.clone(), old.headline.clone()))
         };
         // A build that keeps nothing sets each page's html aside on disk
         // until the header is known (see [`Sink::hold`]), once the pages
@@ -217,12 +220,14 @@ impl Target<'_> {
         let in_memory = std::sync::atomic::AtomicUsize::new(0);
         let render = |store: &DataStore, i: usize| -> Result<Fresh> {
             let fingerprint = page_fingerprint(c, e, &shared, i);
-            let (page, new) = match cached(i, &fingerprint) {
-                Some(page) => (page, false),
-                None => (Arc::new(page::render(c, e, store, i)?), true),
+            let (mut page, new, mut headline) = match cached(i, &fingerprint) {
+                Some((page, headline)) => (page, false, Some(headline)),
+                None => (Arc::new(page::render(c, e, store, i)?), true, None),
             };
-            let mut page = page;
-            let mut headline = None;
+            if cache.is_some() && headline.is_none() {
+                // Kept with the page for the next build.
+                headline = Some(super::index::headline(&page.html));
+            }
             let over = |p: &Page| {
                 let n = p.html.len();
                 in_memory.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n > KEEP_HTML
@@ -231,7 +236,7 @@ impl Target<'_> {
                 Some(p) => {
                     let held = self.sink.hold(p.html.as_bytes())?;
                     if held.is_some() {
-                        headline = super::index::headline(&p.html);
+                        headline = Some(super::index::headline(&p.html));
                         p.html = String::new();
                     }
                     held
@@ -270,15 +275,17 @@ impl Target<'_> {
         let rendered = fresh.iter().filter(|f| f.new).count();
         // The first page showing a result card, looked for in page order
         // and no further (a held page's was read before it was set aside).
-        let headline = fresh.par_iter().find_map_first(|f| match f.held {
-            Some(_) => f.headline.clone(),
+        let headline = fresh.par_iter().find_map_first(|f| match &f.headline {
+            Some(known) => known.clone(),
             None => super::index::headline(&f.page.html),
         });
         let (mut fingerprints, mut pages, mut held) = (Vec::new(), Vec::new(), Vec::new());
+        let mut headlines = Vec::new();
         for f in fresh {
             fingerprints.push(f.fingerprint);
             pages.push(f.page);
             held.push(f.held);
+            headlines.push(f.headline);
         }
         let sources = data_read(&store, c, e, &pages);
         Ok(RenderedPages {
@@ -288,6 +295,7 @@ impl Target<'_> {
             rendered,
             sources,
             headline: headline.unwrap_or_default(),
+            headlines,
         })
     }
 
@@ -559,6 +567,8 @@ struct RenderedPages {
     sources: Vec<(SourceKey, Arc<crate::data::Source>)>,
     /// The campaign's headline figures ([`super::index::headline`]).
     headline: Vec<super::index::Figure>,
+    /// Each page's result card, where it was read.
+    headlines: Vec<Option<Headline>>,
 }
 
 /// One page from [`Target::pages`].
@@ -570,11 +580,15 @@ struct Fresh {
     new: bool,
     /// Where its html was set aside.
     held: Option<Held>,
-    /// Its result card's first items, if it shows one: read only when its
-    /// html is set aside (the others are read in order until one has a
-    /// card).
-    headline: Option<Vec<super::index::Figure>>,
+    /// Its result card's first items, if it shows one (`Some(None)`: it
+    /// shows none). Read when its html is set aside and in the preview
+    /// (kept with the page); otherwise `None`, and the pages are read in
+    /// order until one has a card.
+    headline: Option<Headline>,
 }
+
+/// A page's result card's first items, if it shows one.
+type Headline = Option<Vec<super::index::Figure>>;
 
 /// What a data file's loaded form depends on: its bytes, the campaign's
 /// metadata, the detector and the placeholder numbering. `None` for a
