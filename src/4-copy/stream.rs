@@ -125,7 +125,7 @@ impl Pass<'_> {
                 let written = Written::new(written, pool);
                 let clean = written.clean.clone();
                 let mut searched = |start: u64, len: usize| same_view && clean.covers(start, len);
-                scan::scan_written(det, written, view, &mut searched)
+                scan::scan_written(det, written, (view, ""), &mut searched)
             });
             let Some(copied) = self.copy(to, send)? else {
                 return Ok(None);
@@ -287,7 +287,7 @@ struct Written<'a> {
     /// Bytes received before `current`.
     received: u64,
     pool: &'a Pool,
-    clean: CleanChunks,
+    clean: CleanSpans,
 }
 
 impl<'a> Written<'a> {
@@ -298,7 +298,7 @@ impl<'a> Written<'a> {
             at: 0,
             received: 0,
             pool,
-            clean: CleanChunks::default(),
+            clean: CleanSpans::default(),
         }
     }
 }
@@ -336,9 +336,9 @@ impl std::io::Read for Written<'_> {
 /// are dropped as it goes. Shared by the reader and the scan's question,
 /// on the scan's thread.
 #[derive(Clone, Default)]
-struct CleanChunks(std::rc::Rc<std::cell::RefCell<std::collections::VecDeque<(u64, usize)>>>);
+struct CleanSpans(std::rc::Rc<std::cell::RefCell<std::collections::VecDeque<(u64, usize)>>>);
 
-impl CleanChunks {
+impl CleanSpans {
     fn add(&self, start: u64, len: usize) {
         self.0.borrow_mut().push_back((start, len));
     }

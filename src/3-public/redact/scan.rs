@@ -955,7 +955,7 @@ pub(crate) trait Memo {
     /// [`for_each_chunk`] cuts it, known to hold nothing?
     fn known_clean(&mut self, start: u64, chunk: &[u8]) -> bool;
     /// The chunk just searched held nothing.
-    fn found_clean(&mut self, _chunk: &[u8]) {}
+    fn found_clean(&mut self) {}
 }
 
 /// A closure naming chunks by position and length (the one pass's copy).
@@ -1035,7 +1035,7 @@ impl Memo for Remembered<'_> {
         known
     }
 
-    fn found_clean(&mut self, _chunk: &[u8]) {
+    fn found_clean(&mut self) {
         if let Some(key) = self.pending.take() {
             self.chunks.insert(key);
         }
@@ -1053,24 +1053,18 @@ pub(crate) fn scan_file_remembered(
     let f =
         crate::fsx::open_regular(path).map_err(|e| crate::error::Error::failed("open", path, e))?;
     let view = View::of(path);
-    let read = |e| crate::error::Error::failed("read", path, e);
-    let (head, reader) = peek(f).map_err(read)?;
-    if Kind::of(&head) != Kind::Text {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        return scan_named(det, reader, view, &name).map_err(read);
-    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     let mut memo = Remembered {
         chunks,
         fingerprint,
         view,
         pending: None,
     };
-    let mut out = Scanned::default();
-    scan_text_with(det, reader, (view, None), &mut out, &mut memo).map_err(read)?;
-    Ok(out)
+    scan_written(det, f, (view, &name), &mut memo)
+        .map_err(|e| crate::error::Error::failed("read", path, e))
 }
 
 /// [`scan_reader`] of a stream whose chunks `memo` may know to be clean:
@@ -1079,17 +1073,18 @@ pub(crate) fn scan_file_remembered(
 /// (in `view`) and found nothing in; the preview's rescan knows the chunks
 /// an earlier build found clean ([`CleanChunks`]). Such a chunk is not
 /// searched again. Every other chunk is searched, and a stream that does
-/// not read as text is scanned as [`scan_reader`] scans it.
+/// not read as text is scanned as [`scan_reader`] scans it (`name`: what
+/// its members are called by, as in [`scan_named`]).
 pub(crate) fn scan_written(
     det: &Detector,
     reader: impl Read,
-    view: View,
+    (view, name): (View, &str),
     memo: &mut dyn Memo,
 ) -> Result<Scanned> {
     let (head, reader) = peek(reader)?;
     let mut out = Scanned::default();
     if Kind::of(&head) != Kind::Text {
-        scan_stream(det, &mut { reader }, view, ("", None), 0, &mut out)?;
+        scan_stream(det, &mut { reader }, view, (name, None), 0, &mut out)?;
         return Ok(out);
     }
     scan_text_with(det, reader, (view, None), &mut out, memo)?;
@@ -1125,7 +1120,7 @@ fn scan_text_with(
         };
         let hits = find_all(det, chunk, view);
         if as_text && hits.is_empty() {
-            memo.found_clean(chunk);
+            memo.found_clean();
         }
         let (located, next) = locate(chunk, hits, line);
         match member {

@@ -531,8 +531,8 @@ fn refuse_literal_references(page: &str, html: &str) -> Result<()> {
 }
 
 /// The html of a campaign's pages kept in memory until they are written;
-/// the rest waits on disk ([`Sink::hold`]): a campaign of a few thousand
-/// pages reads nothing back.
+/// the rest waits on disk ([`Sink::hold`]): a campaign of a few hundred
+/// pages of prose and tables reads nothing back.
 const KEEP_HTML: usize = 4 << 20;
 
 /// What every page of a campaign is written with besides itself.
