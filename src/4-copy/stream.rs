@@ -18,10 +18,13 @@
 //! order, so placeholders do not depend on the thread count.
 //!
 //! What the pass cannot skip is what it costs: the search of the file and
-//! the scan of what is written, and the two hashes.
+//! the scan of what is written, and the two hashes. The original is hashed
+//! chunk by chunk as it is cut, so the hash of what is written starts only
+//! at the first chunk redaction changes, from the original's hash of the
+//! chunks before it (they were written as read): a file with nothing to
+//! redact is hashed once.
 
 use crate::error::Result;
-use crate::hash::HashingReader;
 use crate::public::Copied;
 use crate::redact::scan::{self, View};
 use crate::redact::{Counts, Hit, Redactor};
@@ -94,7 +97,12 @@ type Sent = (Vec<u8>, bool);
 /// the scan of the written bytes ([`Written`]), which they are sent to.
 struct Out {
     to: Staged,
-    hash: Sha256,
+    /// The hash of what is written, from the first chunk redaction
+    /// changed on; until then what is written is what was read.
+    hash: Option<Sha256>,
+    /// For each chunk read and not yet written, in order: the original's
+    /// hash of every chunk before it, where [`Out::hash`] starts.
+    before: std::collections::VecDeque<Sha256>,
     bytes: u64,
     counts: Counts,
     /// Any chunk changed by redaction.
@@ -147,13 +155,15 @@ impl Pass<'_> {
         let file = crate::fsx::open(self.from)?;
         let read_err = |e: crate::error::Error| crate::error::Error::failed("read", self.from, e);
         let pool = self.buffers;
-        let mut chunks = scan::Chunks::with_buffer(HashingReader::new(file), pool.take());
+        let mut chunks = scan::Chunks::with_buffer(file, pool.take());
+        let mut input = Input::default();
         // A chunk per core in each batch (two at least, eight at most:
         // four batches in flight are the memory the pass takes).
         let per_batch = rayon::current_num_threads().clamp(2, MAX_BATCH);
         let mut out = Out {
             to,
-            hash: Sha256::new(),
+            hash: None,
+            before: std::collections::VecDeque::new(),
             bytes: 0,
             counts: Counts::new(),
             changed: false,
@@ -161,7 +171,7 @@ impl Pass<'_> {
         };
         // Four batches in flight, each a step further on: read (and
         // hashed), found, replaced, written (and sent to be scanned).
-        let mut read = read_batch(&mut chunks, per_batch, pool).map_err(read_err)?;
+        let mut read = read_batch(&mut chunks, &mut input, per_batch, pool).map_err(read_err)?;
         let mut found: Vec<(Vec<u8>, Vec<Hit>)> = Vec::new();
         let mut done: Vec<Done> = Vec::new();
         while !read.is_empty() || !found.is_empty() || !done.is_empty() {
@@ -169,12 +179,14 @@ impl Pass<'_> {
                 self.redactor.rewind(numbered);
                 return Ok(None);
             };
+            out.before.extend(read.before.drain(..));
             let step = Step {
                 to_find,
                 to_replace: std::mem::take(&mut found),
                 to_write: std::mem::take(&mut done),
             };
-            let (next, hits, replaced, wrote) = self.step(step, &mut chunks, &mut out, per_batch);
+            let reading = (&mut chunks, &mut input);
+            let (next, hits, replaced, wrote) = self.step(step, reading, &mut out, per_batch);
             wrote?;
             // Numbered in file order, before any of them is replaced.
             for (_, h) in &hits {
@@ -184,21 +196,24 @@ impl Pass<'_> {
             done = replaced;
             read = next.map_err(read_err)?;
         }
-        let (reader, left) = chunks.into_parts();
+        let (_, left) = chunks.into_parts();
         left.into_iter().for_each(|b| pool.give(b));
-        let (sha256, bytes) = reader.finish();
         out.to.finish()?;
         let changed = out.changed;
+        let sha256 = crate::hash::hex(&input.hash.finalize());
         let copied = Copied {
-            published_sha256: crate::hash::hex(&out.hash.finalize()),
+            published_sha256: out
+                .hash
+                .map_or_else(|| sha256.clone(), |h| crate::hash::hex(&h.finalize())),
             sha256,
-            bytes,
+            bytes: input.bytes,
             published_bytes: out.bytes,
             redactions: out.counts,
             binary: false,
             scanned: None,
         };
         debug_assert!(changed || copied.published_sha256 == copied.sha256);
+        debug_assert!(out.before.is_empty());
         Ok(Some(copied))
     }
 
@@ -210,7 +225,7 @@ impl Pass<'_> {
     fn step<R: std::io::Read + Send>(
         &self,
         step: Step,
-        chunks: &mut scan::Chunks<R>,
+        (chunks, input): (&mut scan::Chunks<R>, &mut Input),
         out: &mut Out,
         per_batch: usize,
     ) -> Stepped {
@@ -221,7 +236,7 @@ impl Pass<'_> {
         let mut replaced: Vec<Option<Done>> = Vec::new();
         replaced.resize_with(step.to_replace.len(), || None);
         rayon::scope(|s| {
-            s.spawn(|_| next = Some(read_batch(chunks, per_batch, pool)));
+            s.spawn(|_| next = Some(read_batch(chunks, input, per_batch, pool)));
             s.spawn(|_| wrote = Some(out.write(step.to_write)));
             for (slot, chunk) in hits.iter_mut().zip(&step.to_find) {
                 s.spawn(move |_| *slot = scan::find_all(&r.detector, chunk, view));
@@ -256,11 +271,20 @@ impl Pass<'_> {
 }
 
 impl Out {
-    /// Write redacted chunks in order, hashing them, then hand them to the
-    /// scan of the written bytes.
+    /// Write redacted chunks in order, hashing them from the first one
+    /// changed on, then hand them to the scan of the written bytes.
     fn write(&mut self, done: Vec<Done>) -> Result<()> {
         for d in done {
-            self.hash.update(&d.out);
+            let before = self
+                .before
+                .pop_front()
+                .expect("every chunk written was read");
+            if !d.clean && self.hash.is_none() {
+                self.hash = Some(before);
+            }
+            if let Some(hash) = &mut self.hash {
+                hash.update(&d.out);
+            }
             self.bytes += d.out.len() as u64;
             self.to.write_all(&d.out)?;
             self.changed |= !d.counts.is_empty();
@@ -376,7 +400,16 @@ type Stepped = (
 #[derive(Default)]
 struct Batch {
     chunks: Vec<Vec<u8>>,
+    /// For each chunk, the original's hash of the chunks before it.
+    before: Vec<Sha256>,
     nul: bool,
+}
+
+/// The original as read so far: the hash and count of its chunks.
+#[derive(Default)]
+struct Input {
+    hash: Sha256,
+    bytes: u64,
 }
 
 impl Batch {
@@ -390,20 +423,25 @@ impl Batch {
     }
 }
 
-/// Up to `n` chunks, read in order (and hashed on the way in).
+/// Up to `n` chunks, read in order and hashed into `input`.
 fn read_batch<R: std::io::Read>(
     chunks: &mut scan::Chunks<R>,
+    input: &mut Input,
     n: usize,
     pool: &Pool,
 ) -> Result<Batch> {
     let mut batch = Batch {
         chunks: Vec::with_capacity(n),
+        before: Vec::with_capacity(n),
         nul: false,
     };
     while batch.chunks.len() < n {
         match chunks.next_chunk(pool.take())? {
             Some(c) => {
                 batch.nul |= memchr::memchr(0, &c).is_some();
+                batch.before.push(input.hash.clone());
+                input.hash.update(&c);
+                input.bytes += c.len() as u64;
                 batch.chunks.push(c);
             }
             None => break,

@@ -306,3 +306,39 @@ fn a_value_split_by_a_chunk_cut_is_found_in_what_is_written() {
     assert!(!err.contains("hunter2"), "{err}");
     assert!(!out.exists());
 }
+
+/// The copy's hash starts at the first chunk redaction changes, from the
+/// original's hash of the chunks before it: a log whose only private
+/// value is on its last line (two clean chunks, then a changed one), and
+/// one with none (never hashed twice), each list their copy's true hash.
+#[test]
+fn a_large_log_changed_only_at_its_end_lists_its_copys_own_hash() {
+    let dir = fixture("minimal");
+    let mut changed = Vec::with_capacity(10 << 20);
+    while changed.len() < (10 << 20) - 4096 {
+        changed.extend_from_slice(LINE);
+    }
+    let clean = changed.clone();
+    changed.extend_from_slice(b"last line from 192.168.7.8 before the end\n");
+    std::fs::write(dir.join("artifacts/changed.log"), &changed).unwrap();
+    std::fs::write(dir.join("artifacts/clean.log"), &clean).unwrap();
+    seal(&dir);
+    let out = dir.with_file_name("site");
+    let o = build(&dir, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sha = |b: &[u8]| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b));
+    let sums = read(&out.join("minimal/SHA256SUMS"));
+    let listed = |name: &str| {
+        let line = sums.lines().find(|l| l.ends_with(name)).unwrap();
+        line.split_whitespace().next().unwrap().to_string()
+    };
+    let copy = std::fs::read(out.join("minimal/artifacts/changed.log")).unwrap();
+    assert!(copy.ends_with(b"last line from [private-endpoint-1] before the end\n"));
+    assert_eq!(listed("artifacts/changed.log"), sha(&copy));
+    assert_ne!(listed("artifacts/changed.log"), sha(&changed));
+    let copy = std::fs::read(out.join("minimal/artifacts/clean.log")).unwrap();
+    assert_eq!(copy, clean);
+    assert_eq!(listed("artifacts/clean.log"), sha(&clean));
+    let o = run(exhibit().arg("verify").arg(&out));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+}
