@@ -179,26 +179,13 @@ impl<'a> Sink<'a> {
     /// [`Sink::write`] of the bytes `parts` hands its argument one part
     /// after the other, with no copy of them all in one buffer
     /// (audit.json's figures are most of a large campaign's, some of them
-    /// read back from where [`Sink::hold`] set them aside). Written as
-    /// they come; in the preview, hashed first and written only if OUT
-    /// does not have them.
+    /// read back from where [`Sink::hold`] set them aside). Written and
+    /// hashed as they come, in one pass: in the preview a file OUT already
+    /// has is then taken out of staging again (writing it costs less than
+    /// making its parts twice, as hashing first and writing after did).
     pub(crate) fn write_parts(&self, rel: &str, parts: &Parts) -> Result<(String, bool)> {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
-        if self.is_delta() {
-            parts(&mut |p| {
-                h.update(p);
-                Ok(())
-            })?;
-            let sha = crate::hash::hex(&h.finalize());
-            if self.unchanged(rel, &sha) {
-                return Ok((sha, false));
-            }
-            let mut to = self.create(rel)?;
-            parts(&mut |p| to.write_all(p))?;
-            to.finish()?;
-            return Ok((sha, true));
-        }
         let mut to = self.create(rel)?;
         parts(&mut |p| {
             h.update(p);
@@ -206,8 +193,21 @@ impl<'a> Sink<'a> {
         })?;
         to.finish()?;
         let sha = crate::hash::hex(&h.finalize());
-        self.record(rel, &sha);
+        if self.unchanged(rel, &sha) {
+            self.unstage(rel)?;
+            return Ok((sha, false));
+        }
         Ok((sha, true))
+    }
+
+    /// Take `rel` out of staging again: OUT has it already.
+    fn unstage(&self, rel: &str) -> Result<()> {
+        let mut staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = staged.iter().rposition(|r| r == rel) {
+            staged.remove(at);
+        }
+        let path = self.staging.join(rel);
+        std::fs::remove_file(&path).map_err(|e| crate::error::Error::io(&path, "remove", e))
     }
 
     /// Open `rel` in staging for writing, for a copy streamed through
@@ -315,5 +315,53 @@ impl Staged {
 
     fn failed(&self, e: std::io::Error) -> crate::error::Error {
         crate::error::Error::failed("write", &self.path, e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In the preview a file written in parts is hashed as it is written;
+    /// one OUT already has is taken out of staging again, and applying
+    /// the build moves only what changed.
+    #[test]
+    fn parts_out_already_has_leave_staging_and_out_as_they_were() {
+        let root = std::env::temp_dir().join(format!("exhibit-sink-{}", std::process::id()));
+        let (staging, out) = (root.join("staging"), root.join("out"));
+        std::fs::create_dir_all(out.join("c")).unwrap();
+        std::fs::create_dir_all(&staging).unwrap();
+        let old = b"{\n  \"a\": 1\n}\n";
+        std::fs::write(out.join("c/audit.json"), old).unwrap();
+        std::fs::write(out.join("c/other.json"), b"{}\n").unwrap();
+        let previous: Files = [
+            ("c/audit.json".to_string(), crate::hash::sha256_bytes(old)),
+            (
+                "c/other.json".to_string(),
+                crate::hash::sha256_bytes(b"{}\n"),
+            ),
+        ]
+        .into();
+        let sink = Sink::new(staging.clone(), Some(&previous), false);
+        let halves = |bytes: &'static [u8]| {
+            move |w: &mut dyn FnMut(&[u8]) -> Result<()>| {
+                w(&bytes[..4])?;
+                w(&bytes[4..])
+            }
+        };
+        let (sha, written) = sink.write_parts("c/audit.json", &halves(old)).unwrap();
+        assert_eq!(
+            (sha.as_str(), written),
+            (previous["c/audit.json"].as_str(), false)
+        );
+        assert!(!staging.join("c/audit.json").exists());
+        let new = b"{\n  \"a\": 2\n}\n";
+        let (sha, written) = sink.write_parts("c/other.json", &halves(new)).unwrap();
+        assert_eq!((sha, written), (crate::hash::sha256_bytes(new), true));
+        sink.apply(&out).unwrap();
+        assert_eq!(std::fs::read(out.join("c/audit.json")).unwrap(), old);
+        assert_eq!(std::fs::read(out.join("c/other.json")).unwrap(), new);
+        assert!(!staging.exists());
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }
