@@ -19,15 +19,36 @@ const BLOCK: usize = 64 << 10;
 
 /// Feed `reader` to `f` in chunks ending at a line break (a very long line
 /// is cut at a space or comma), never inside a PEM private key block.
-pub(crate) fn for_each_chunk(
+pub(crate) fn for_each_chunk(reader: impl Read, f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    for_each_chunk_cut(reader, Cuts::Fixed, f)
+}
+
+/// Where a stream is cut into chunks; either way at line breaks, never
+/// inside a PEM block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cuts {
+    /// At the last line break within [`CHUNK`] bytes: the one pass over a
+    /// large file and the scan of its copy cut the same bytes the same way.
+    Fixed,
+    /// At the first line break past half a chunk that ends a line its own
+    /// bytes mark ([`marked_line`]), else as `Fixed`. A cut then depends on
+    /// the lines around it, not on where the chunk began: an edit that
+    /// moves what follows it changes the chunk it is in, and the chunks
+    /// after are the same bytes as before ([`CleanChunks`] knows them).
+    Content,
+}
+
+/// [`for_each_chunk`], cut as `cuts` says.
+fn for_each_chunk_cut(
     mut reader: impl Read,
+    cuts: Cuts,
     mut f: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
     // Read straight into `buf`, which grows only as far as the input
     // needs: most files are small.
     let mut buf: Vec<u8> = Vec::new();
     let mut eof = false;
-    while let Some(cut) = next_cut(&mut reader, &mut buf, &mut eof)? {
+    while let Some(cut) = next_cut(&mut reader, &mut buf, &mut eof, cuts)? {
         f(&buf[..cut])?;
         buf.drain(..cut);
     }
@@ -62,7 +83,8 @@ impl<R: Read> Chunks<R> {
     /// buffer the chunk after it is read into: a caller that hands back
     /// the buffers it is done with allocates none per chunk.
     pub(crate) fn next_chunk(&mut self, mut spare: Vec<u8>) -> Result<Option<Vec<u8>>> {
-        let Some(cut) = next_cut(&mut self.reader, &mut self.buf, &mut self.eof)? else {
+        let Some(cut) = next_cut(&mut self.reader, &mut self.buf, &mut self.eof, Cuts::Fixed)?
+        else {
             self.unused.push(spare);
             return Ok(None);
         };
@@ -87,12 +109,22 @@ impl<R: Read> Chunks<R> {
 /// Fill `buf` from `reader` as far as the next chunk needs and say where
 /// that chunk ends (`None` when nothing is left): at a line break, or,
 /// to keep an unterminated PEM block whole, after it.
-fn next_cut(reader: &mut impl Read, buf: &mut Vec<u8>, eof: &mut bool) -> Result<Option<usize>> {
+fn next_cut(
+    reader: &mut impl Read,
+    buf: &mut Vec<u8>,
+    eof: &mut bool,
+    cuts: Cuts,
+) -> Result<Option<usize>> {
     while !*eof && buf.len() < CHUNK {
         *eof = fill(reader, buf, BLOCK)?;
     }
     if *eof {
         return Ok((!buf.is_empty()).then_some(buf.len()));
+    }
+    if cuts == Cuts::Content {
+        if let Some(cut) = content_cut(buf).filter(|&c| open_pem(&buf[..c]).is_none()) {
+            return Ok(Some(cut));
+        }
     }
     let mut cut = cut_point(buf);
     // Keep an unterminated PEM block for the next chunk, reading on
@@ -131,6 +163,28 @@ fn cut_point(buf: &[u8]) -> usize {
         i -= 1;
     }
     i.saturating_sub(1).max(1)
+}
+
+/// [`Cuts::Content`]: after the first line past half of `buf` that
+/// [`marked_line`] marks, if one is in `buf`.
+fn content_cut(buf: &[u8]) -> Option<usize> {
+    let half = CHUNK / 2;
+    let mut start = memchr::memrchr(b'\n', buf.get(..half)?)? + 1;
+    for end in memchr::memchr_iter(b'\n', &buf[half..]).map(|i| half + i) {
+        if marked_line(&buf[start..end]) {
+            return Some(end + 1);
+        }
+        start = end + 1;
+    }
+    None
+}
+
+/// About one line in 128, chosen by its bytes alone (FNV-1a).
+fn marked_line(line: &[u8]) -> bool {
+    let h = line.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    h >> 57 == 0
 }
 
 /// Where an unterminated PEM block begins in `chunk`, if one does.
@@ -956,6 +1010,10 @@ pub(crate) trait Memo {
     fn known_clean(&mut self, start: u64, chunk: &[u8]) -> bool;
     /// The chunk just searched held nothing.
     fn found_clean(&mut self) {}
+    /// Where the stream is cut into the chunks asked about.
+    fn cuts(&self) -> Cuts {
+        Cuts::Fixed
+    }
 }
 
 /// A closure naming chunks by position and length (the one pass's copy).
@@ -968,8 +1026,10 @@ impl<F: FnMut(u64, usize) -> bool> Memo for F {
 /// Chunks of text found clean, by the SHA-256 of the detector's
 /// fingerprint, the view and the chunk's bytes: kept by the preview's
 /// [`crate::site::BuildCache`] so the rescan of a large generated file
-/// (audit.json) searches only the chunks a save changed. What the last
-/// build did not meet again is forgotten.
+/// (audit.json) searches only the chunks a save changed. That scan cuts by
+/// content ([`Cuts::Content`]): an edit that moves every byte after it
+/// still leaves the chunks after it as they were. What the last build did
+/// not meet again is forgotten.
 #[derive(Default)]
 pub(crate) struct CleanChunks(std::sync::Mutex<Generations>);
 
@@ -1040,6 +1100,12 @@ impl Memo for Remembered<'_> {
             self.chunks.insert(key);
         }
     }
+
+    /// Cut by content: a save that changes the length of a line near the
+    /// start of audit.json leaves the chunks after it as they were.
+    fn cuts(&self) -> Cuts {
+        Cuts::Content
+    }
 }
 
 /// [`scan_file`], not searching again the chunks of text `chunks` knows
@@ -1102,7 +1168,8 @@ fn scan_text_with(
 ) -> Result<()> {
     let mut line = 1;
     let mut at = 0u64;
-    for_each_chunk(reader, |chunk: &[u8]| {
+    let cuts = memo.cuts();
+    for_each_chunk_cut(reader, cuts, |chunk: &[u8]| {
         let start = at;
         at += chunk.len() as u64;
         // A NUL further on: from there, a binary's printable runs.

@@ -458,3 +458,48 @@ fn clean_chunks_are_known_by_detector_and_bytes() {
     assert_eq!(memo.known(), 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The preview's rescan cuts by content: an edit that lengthens the first
+/// line of a 12 MiB audit.json by 200 bytes changes the first chunk only, the chunks
+/// after it are the bytes the memory knows, and a value on the last line
+/// is still placed on its line.
+#[test]
+fn an_edit_near_the_start_leaves_the_later_chunks_known() {
+    let dir = std::env::temp_dir().join(format!("exhibit-content-cuts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("audit.json");
+    let mut text = b"{\n  \"title\": \"Cell group 17\",\n".to_vec();
+    let mut n = 0;
+    while text.len() < 3 * scan::CHUNK {
+        text.extend_from_slice(
+            format!("    {{\"page\": \"p.md\", \"n\": {n}, \"text\": \"149.02\"}},\n").as_bytes(),
+        );
+        n += 1;
+    }
+    std::fs::write(&path, &text).unwrap();
+    let builtin = Detector::builtin();
+    let (memo, fp) = (scan::CleanChunks::default(), builtin.fingerprint());
+    assert!(scan::scan_file_remembered(&builtin, &path, (&memo, &fp))
+        .unwrap()
+        .hits
+        .is_empty());
+    let chunks = memo.known();
+    assert!(chunks >= 4, "{chunks} chunks");
+    // Four lines longer: every cut at a fixed size moves.
+    let title = format!(
+        "{{\n  \"title\": \"Cell group 17 ({})\",\n",
+        "edited ".repeat(30)
+    );
+    let mut edited = title.into_bytes();
+    edited.extend_from_slice(&text[b"{\n  \"title\": \"Cell group 17\",\n".len()..]);
+    let lines = edited.iter().filter(|&&b| b == b'\n').count();
+    edited.extend_from_slice(b"    {\"page\": \"10.1.2.3\"}\n");
+    std::fs::write(&path, &edited).unwrap();
+    let second = scan::scan_file_remembered(&builtin, &path, (&memo, &fp)).unwrap();
+    let found: Vec<(usize, usize)> = second.hits.iter().map(|(l, c, _)| (*l, *c)).collect();
+    assert_eq!(found, vec![(lines + 1, 15)]);
+    // The edited first chunk is new; the last (with the address) is not
+    // clean; every chunk between is one the first scan found.
+    assert_eq!(memo.known(), chunks + 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
