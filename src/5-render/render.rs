@@ -5,6 +5,7 @@
 
 use crate::error::{Context, Result};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use tera::Tera;
 
 /// Every built-in theme file: (path inside a theme folder, contents).
@@ -92,21 +93,33 @@ impl Theme {
 
 impl Theme {
     pub(crate) fn load(dir: Option<&Path>) -> Result<Theme> {
+        Theme::compile(Sources::read(dir)?)
+    }
+
+    /// [`Theme::load`], or the theme `kept` holds when its templates and
+    /// assets are the same bytes (the preview: parsing the templates is
+    /// most of a save's load stage). What is loaded is kept.
+    pub(crate) fn load_kept(dir: Option<&Path>, kept: &KeptTheme) -> Result<Arc<Theme>> {
+        let sources = Sources::read(dir)?;
+        let mut kept = kept.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(theme) = kept
+            .as_ref()
+            .filter(|t| t.fingerprint == sources.fingerprint)
+        {
+            return Ok(Arc::clone(theme));
+        }
+        let theme = Arc::new(Theme::compile(sources)?);
+        *kept = Some(Arc::clone(&theme));
+        Ok(theme)
+    }
+
+    fn compile(sources: Sources) -> Result<Theme> {
         let mut tera = Tera::default();
         // tera's own escaper also rewrites `/`, which makes every path unreadable.
         tera.set_escape_fn(crate::html::escape);
         let mut assets = Vec::new();
         let mut templates = Vec::new();
-        let mut all = String::new();
-        for (name, builtin) in BUILTIN {
-            let text = match dir.map(|d| d.join(name)).filter(|p| p.is_file()) {
-                Some(p) => crate::fsx::read_to_string(&p)?,
-                None => builtin.to_string(),
-            };
-            all.push_str(name);
-            all.push('\0');
-            all.push_str(&text);
-            all.push('\0');
+        for (name, text) in sources.files {
             if let Some(t) = name.strip_prefix("templates/") {
                 templates.push((t.to_string(), text));
             } else {
@@ -125,7 +138,7 @@ impl Theme {
             tera,
             assets,
             css,
-            fingerprint: crate::hash::sha256_bytes(all.as_bytes()),
+            fingerprint: sources.fingerprint,
         })
     }
 
@@ -135,6 +148,39 @@ impl Theme {
                 "template `{template}` failed: {}",
                 tera_chain(&e)
             ))
+        })
+    }
+}
+
+/// The preview's last theme, for [`Theme::load_kept`].
+#[derive(Default)]
+pub(crate) struct KeptTheme(Mutex<Option<Arc<Theme>>>);
+
+/// A theme's files as read (the theme folder's, else the built-in ones),
+/// and the hash of them all.
+struct Sources {
+    files: Vec<(&'static str, String)>,
+    fingerprint: String,
+}
+
+impl Sources {
+    fn read(dir: Option<&Path>) -> Result<Sources> {
+        let mut files = Vec::with_capacity(BUILTIN.len());
+        let mut all = String::new();
+        for (name, builtin) in BUILTIN {
+            let text = match dir.map(|d| d.join(name)).filter(|p| p.is_file()) {
+                Some(p) => crate::fsx::read_to_string(&p)?,
+                None => builtin.to_string(),
+            };
+            all.push_str(name);
+            all.push('\0');
+            all.push_str(&text);
+            all.push('\0');
+            files.push((*name, text));
+        }
+        Ok(Sources {
+            files,
+            fingerprint: crate::hash::sha256_bytes(all.as_bytes()),
         })
     }
 }

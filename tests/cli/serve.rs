@@ -22,10 +22,16 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path) -> Server {
+        Server::start_with(dir, &[])
+    }
+
+    /// [`Server::start`] with more arguments to `exhibit serve`.
+    fn start_with(dir: &Path, args: &[&std::ffi::OsStr]) -> Server {
         let port = free_port();
         let mut child = exhibit()
             .arg("serve")
             .arg(dir)
+            .args(args)
             .arg("--port")
             .arg(port.to_string())
             .stdout(Stdio::piped())
@@ -1008,4 +1014,43 @@ fn the_headline_stays_through_an_edit_and_follows_the_data() {
         }
         assert_eq!(now, before, "a headline neither before nor after");
     }
+}
+
+/// The preview keeps the parsed theme from one save to the next, known by
+/// the bytes of its files: an edit to the theme's stylesheet is what the
+/// next build links and serves.
+#[test]
+fn an_edit_to_the_theme_is_served_at_the_next_build() {
+    let dir = served_campaign();
+    let theme = dir.with_file_name("theme");
+    std::fs::create_dir_all(theme.join("assets")).unwrap();
+    let css = theme.join("assets/style.css");
+    std::fs::write(&css, "body { color: #111 } /* theme mark 1 */\n").unwrap();
+    let server = Server::start_with(&dir, &["--theme".as_ref(), theme.as_os_str()]);
+    let addr = server.addr();
+    let stylesheet = |page: &str| -> String {
+        let Some(at) = page.find("assets/style.") else {
+            return String::new();
+        };
+        let href = &page[at..at + page[at..].find('"').unwrap()];
+        String::from_utf8_lossy(&get(&addr, &format!("/{href}")).2).into_owned()
+    };
+    let page = wait_page(&addr, "/minimal/", "the page", &|b| {
+        b.contains("assets/style.")
+    });
+    assert!(stylesheet(&page).contains("theme mark 1"), "{page}");
+    std::fs::write(&css, "body { color: #222 } /* theme mark 2 */\n").unwrap();
+    wait_page(
+        &addr,
+        "/minimal/",
+        "the edited stylesheet is linked",
+        &|b| stylesheet(b).contains("theme mark 2"),
+    );
+    // An edit to the campaign keeps the theme as it now is.
+    let cells = dir.join("data/cells.json");
+    std::fs::write(&cells, read(&cells).replace("112.07", "131.55")).unwrap();
+    let page = wait_page(&addr, "/minimal/", "the edited figure", &|b| {
+        b.contains("131.55")
+    });
+    assert!(stylesheet(&page).contains("theme mark 2"), "{page}");
 }

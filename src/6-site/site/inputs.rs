@@ -17,12 +17,12 @@ pub(super) struct Loaded {
     /// OUT, absolute.
     pub(crate) out_abs: PathBuf,
     pub(crate) campaigns: Vec<Campaign>,
-    pub(crate) theme: Theme,
+    pub(crate) theme: std::sync::Arc<Theme>,
 }
 
 /// The load stage: the campaigns under the root, none of them holding
 /// OUT nor held by it, with the manifest hashes `--expect` pins.
-pub(super) fn load(opts: &BuildOptions) -> Result<Loaded> {
+pub(super) fn load(opts: &BuildOptions, cache: Option<&BuildCache>) -> Result<Loaded> {
     let out_abs = super::staging::absolute(&opts.out)?;
     let root_abs = crate::fsx::canonicalize(&opts.root).map_err(|_| {
         crate::error::Error::Invalid(format!(
@@ -50,7 +50,10 @@ pub(super) fn load(opts: &BuildOptions) -> Result<Loaded> {
     }
     let ids: Vec<String> = campaigns.iter().map(|c| c.meta.id.clone()).collect();
     crate::verify::check_pins(&opts.expect, &ids)?;
-    let theme = Theme::load(opts.theme.as_deref())?;
+    let theme = match cache {
+        Some(c) => Theme::load_kept(opts.theme.as_deref(), &c.theme)?,
+        None => std::sync::Arc::new(Theme::load(opts.theme.as_deref())?),
+    };
     Ok(Loaded {
         out_abs,
         campaigns,

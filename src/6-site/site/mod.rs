@@ -101,7 +101,7 @@ pub(crate) fn build_with(
     mut cache: Option<&mut BuildCache>,
 ) -> Result<BuildReport> {
     let mut phases = Phases::new();
-    let loaded = inputs::load(opts)?;
+    let loaded = inputs::load(opts, cache.as_deref())?;
     phases.mark("load");
     let verified = inputs::verify(opts, &loaded.campaigns, cache.as_deref())?;
     phases.mark("verify");
