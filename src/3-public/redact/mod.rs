@@ -4,6 +4,7 @@
 //! `[gpu-uuid-1]`. The same value gets the same placeholder everywhere in a
 //! build; numbers follow the order values are first registered.
 
+mod lanes;
 mod names;
 pub(crate) use names::{mask as mask_name, mask_line};
 mod policy;

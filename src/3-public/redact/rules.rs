@@ -89,7 +89,7 @@ pub(crate) struct Hit {
 /// Could [`find`] report anything in `text`? `false` is certain; `true`
 /// means a rule's pattern matches somewhere (its checks may still refuse).
 pub(super) fn any_candidate(text: &[u8]) -> bool {
-    builtin().is_match(text)
+    super::lanes::any_match(text)
 }
 
 /// What [`find`] remembers between candidates so that checks looking
@@ -102,6 +102,11 @@ struct Memo {
 
 /// Every hit of the built-in rules in `text`, in order.
 pub(super) fn find(text: &[u8], out: &mut Vec<Hit>) {
+    // A large clean text (most of what is searched) is told clean faster
+    // by walking four parts of it at once than by the search below.
+    if text.len() >= super::lanes::MIN_LEN && !super::lanes::any_match(text) {
+        return;
+    }
     let re = builtin();
     let mut memo = Memo::default();
     let mut at = 0;

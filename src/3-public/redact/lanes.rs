@@ -1,0 +1,354 @@
+//! Whether the built-in pattern matches anywhere in a text, asked of four
+//! places of the text at once. A lazy DFA steps one byte at a time, each
+//! step waiting on the one before (about 0.5 GB/s on one core here, what
+//! the `regex` crate's search of this pattern runs at); four walks through
+//! four parts of the text, interleaved, overlap those waits, and a clean
+//! text (most of what a build searches) is told clean in about half the
+//! time. The answer is exactly `builtin().is_match(text)`:
+//!
+//! - each walk starts where a search of the whole text would start at its
+//!   part's first byte (the same look-behind), so it finds every match
+//!   that begins in its part;
+//! - a walk that reaches the end of its part with a match still under way
+//!   goes on into the next parts until it is back in the state a search
+//!   freshly started there would be in (nothing under way is left that the
+//!   next walk does not also follow), it matches, or the text ends;
+//! - the text's end is walked as a search's end is (a match is reported
+//!   one byte late);
+//! - if the DFA's cache is cleared on the way (every state it names is
+//!   then stale), it gives up, or a walk goes on far past its part's end
+//!   (one long run of letters and digits), the text is searched the usual
+//!   way.
+
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::hybrid::LazyStateID;
+use regex_automata::util::pool::Pool;
+use regex_automata::util::start;
+use std::sync::OnceLock;
+
+/// Walks at once.
+const LANES: usize = 4;
+/// How far a walk goes on past its part's end before the text is searched
+/// the usual way instead: a match under way ends within a token or two,
+/// but a run of letters and digits as long as the text (base64) keeps one
+/// going, and four walks each finishing it alone would cost more than one
+/// search.
+const MAX_FINISH: usize = 16 << 10;
+/// Shorter texts are searched the usual way: setting four walks up costs
+/// more than it saves.
+pub(super) const MIN_LEN: usize = 4096;
+
+fn dfa() -> &'static DFA {
+    static DFA: OnceLock<DFA> = OnceLock::new();
+    DFA.get_or_init(|| {
+        DFA::builder()
+            .configure(DFA::config().cache_capacity(64 << 20))
+            .syntax(regex_automata::util::syntax::Config::new().utf8(false))
+            .thompson(
+                regex_automata::nfa::thompson::Config::new()
+                    .utf8(false)
+                    .nfa_size_limit(Some(64 << 20)),
+            )
+            .build(&super::rules::pattern())
+            .expect("the built-in redaction pattern compiles")
+    })
+}
+
+type Caches = Pool<Cache, fn() -> Cache>;
+
+fn caches() -> &'static Caches {
+    static POOL: OnceLock<Caches> = OnceLock::new();
+    POOL.get_or_init(|| Pool::new(|| dfa().create_cache()))
+}
+
+/// `builtin().is_match(text)`, four parts of `text` at a time.
+pub(super) fn any_match(text: &[u8]) -> bool {
+    if text.len() < MIN_LEN {
+        return super::rules::builtin().is_match(text);
+    }
+    let mut cache = caches().get();
+    let mut walk = Walk {
+        dfa: dfa(),
+        clears: cache.clear_count(),
+        cache: &mut cache,
+        text,
+    };
+    walk.any()
+        .unwrap_or_else(|| super::rules::builtin().is_match(text))
+}
+
+/// The walks over one text. Every method returns `None` once the cache
+/// was cleared or the DFA gave up.
+struct Walk<'a> {
+    dfa: &'static DFA,
+    cache: &'a mut Cache,
+    /// The cache's clear count when the walks began.
+    clears: usize,
+    text: &'a [u8],
+}
+
+impl Walk<'_> {
+    fn any(&mut self) -> Option<bool> {
+        let len = self.text.len();
+        let part = len / LANES;
+        let starts: [usize; LANES] = std::array::from_fn(|l| l * part);
+        let mut at = [LazyStateID::default(); LANES];
+        for (l, &s) in starts.iter().enumerate() {
+            at[l] = self.fresh(s)?;
+        }
+        // Each walk through its part's first `part` bytes, in step.
+        for i in 0..part {
+            for l in 0..LANES {
+                let b = self.text[starts[l] + i];
+                match self.step(at[l], b)? {
+                    Step::Match => return Some(true),
+                    Step::To(next) => at[l] = next,
+                }
+            }
+        }
+        // The last part's few bytes more, and the text's end.
+        let last = LANES - 1;
+        for &b in &self.text[starts[last] + part..] {
+            match self.step(at[last], b)? {
+                Step::Match => return Some(true),
+                Step::To(next) => at[last] = next,
+            }
+        }
+        if self.end(at[last])? {
+            return Some(true);
+        }
+        // The others on past their part's end while a match is under way.
+        for l in 0..last {
+            if self.finish(at[l], starts[l + 1])? {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+
+    /// Walk on from `sid` at `q` until it is where a search started at `q`
+    /// would be, it matches, or the text ends; whether it matched.
+    fn finish(&mut self, mut sid: LazyStateID, mut q: usize) -> Option<bool> {
+        let give_up = q.saturating_add(MAX_FINISH);
+        while q < self.text.len() {
+            if sid == self.fresh(q)? {
+                return Some(false);
+            }
+            if q == give_up {
+                return None;
+            }
+            match self.step(sid, self.text[q])? {
+                Step::Match => return Some(true),
+                Step::To(next) => sid = next,
+            }
+            q += 1;
+        }
+        self.end(sid)
+    }
+
+    /// The state a search of the whole text starting at `q` starts in.
+    fn fresh(&mut self, q: usize) -> Option<LazyStateID> {
+        let look_behind = q.checked_sub(1).map(|p| self.text[p]);
+        let config = start::Config::new().look_behind(look_behind);
+        let sid = self.dfa.start_state(self.cache, &config).ok()?;
+        self.same_cache()?;
+        Some(sid)
+    }
+
+    /// One byte on from `sid` (never a tagged state: those are matches or
+    /// dead, which end a walk, or not yet computed).
+    #[inline(always)]
+    fn step(&mut self, sid: LazyStateID, b: u8) -> Option<Step> {
+        let mut next = self.dfa.next_state_untagged(self.cache, sid, b);
+        if next.is_tagged() {
+            if next.is_unknown() {
+                next = self.dfa.next_state(self.cache, sid, b).ok()?;
+                self.same_cache()?;
+            }
+            if next.is_match() {
+                return Some(Step::Match);
+            }
+            if next.is_dead() || next.is_quit() {
+                // Unanchored, a search only dies after a match; there are
+                // no quit bytes. Either way: search the usual way.
+                return None;
+            }
+        }
+        Some(Step::To(next))
+    }
+
+    /// The end of the text after `sid`: does a match end there?
+    fn end(&mut self, sid: LazyStateID) -> Option<bool> {
+        let eoi = self.dfa.next_eoi_state(self.cache, sid).ok()?;
+        self.same_cache()?;
+        Some(eoi.is_match())
+    }
+
+    /// `None` once the cache was cleared: every state a walk holds is stale.
+    fn same_cache(&self) -> Option<()> {
+        (self.cache.clear_count() == self.clears).then_some(())
+    }
+}
+
+enum Step {
+    Match,
+    To(LazyStateID),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Texts where matches begin, end and run across the parts' edges and
+    /// the text's ends, at every shift: the walks answer as one search does.
+    #[test]
+    fn four_walks_answer_as_one_search() {
+        let values: &[&[u8]] = &[
+            b"10.20.30.40",
+            b"db-7.internal",
+            b"password=hunter2hunter2",
+            b"ops@example-corp.com",
+            b"-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAK\n-----END RSA PRIVATE KEY-----",
+            b"AKIAABCDEFGHIJKLMNOP",
+            b"gpu-node-7:8080",
+            b"\\\\fileserver\\share\\x",
+            b"/home/alice/run",
+            b"aa:bb:cc:dd:ee:ff",
+        ];
+        let near: &[&[u8]] = &[
+            b"10.20.30",
+            b"v1.2.3.4",
+            b"password=",
+            b"user@",
+            b"-----BEGIN",
+        ];
+        let filler = b"decode=149.02 tok/s status=ok ";
+        let re = super::super::rules::builtin();
+        let mut checked = 0;
+        for len in [MIN_LEN, MIN_LEN + 3, 3 * MIN_LEN + 1] {
+            for v in values.iter().chain(near) {
+                // The value at every offset around each part's edge and the ends.
+                let part = len / LANES;
+                let mut offsets: Vec<usize> = (0..LANES).map(|l| l * part).collect();
+                offsets.push(len - v.len());
+                for base in offsets {
+                    for d in 0..v.len() + 2 {
+                        let Some(at) = (base + d)
+                            .checked_sub(v.len())
+                            .filter(|a| a + v.len() <= len)
+                        else {
+                            continue;
+                        };
+                        let mut text: Vec<u8> = filler.iter().copied().cycle().take(len).collect();
+                        text[at..at + v.len()].copy_from_slice(v);
+                        assert_eq!(
+                            any_match(&text),
+                            re.is_match(&text),
+                            "{} at {at} of {len}",
+                            String::from_utf8_lossy(v)
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 500, "{checked}");
+        // A long clean text, and one whose only value is its last bytes.
+        let mut text: Vec<u8> = filler.iter().copied().cycle().take(1 << 20).collect();
+        assert!(!any_match(&text));
+        let n = text.len();
+        text[n - 12..].copy_from_slice(b" 10.20.30.40");
+        assert!(re.is_match(&text));
+        assert!(any_match(&text));
+        // One run of letters and digits as long as the text keeps a match
+        // under way past every part's end: searched the usual way.
+        let mut run: Vec<u8> = (0..1 << 20).map(|i| b"a0Zq9x"[i % 6]).collect();
+        assert!(!re.is_match(&run));
+        assert!(!any_match(&run));
+        run.extend_from_slice(b":8080 10.20.30.40");
+        assert_eq!(any_match(&run), re.is_match(&run));
+        assert!(any_match(&run));
+    }
+
+    /// Random texts of the bytes the rules turn on (digits, dots, colons,
+    /// key words, quotes, slashes, line breaks) and runs of plain words,
+    /// clean and not, cut anywhere: the walks answer as one search does.
+    #[test]
+    fn random_texts_answer_as_one_search() {
+        let pieces: &[&[u8]] = &[
+            b"10.",
+            b"172.",
+            b"192.168",
+            b".",
+            b":",
+            b"-",
+            b"=",
+            b"@",
+            b"/",
+            b"\\",
+            b"\n",
+            b" ",
+            b"\"",
+            b"password",
+            b"token",
+            b"Bearer ",
+            b"ip-",
+            b"gpu-",
+            b"fe80::",
+            b"::ffff:",
+            b".internal",
+            b"home",
+            b"/home/",
+            b"sk-",
+            b"AKIA",
+            b"eyJ",
+            b"http://",
+            b"file://",
+            b"-----BEGIN",
+            b"PRIVATE KEY-----",
+            b"ssh-ed25519 AAAA",
+            b"ab",
+            b"7",
+            b"42",
+            b"x",
+            b"the run held steady ",
+            b"decode ",
+            b"_",
+        ];
+        let re = super::super::rules::builtin();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut with, mut without) = (0, 0);
+        for n in 0..1500 {
+            let len = MIN_LEN + (next() % 12_000) as usize;
+            // Sparse texts (mostly plain words) and dense ones.
+            let plain = [20_000, 800, 2][n % 3];
+            let mut text = Vec::with_capacity(len + 64);
+            while text.len() < len {
+                let k = (next() % (pieces.len() as u64 + plain)) as usize;
+                text.extend_from_slice(pieces.get(k).copied().unwrap_or(b"measured again "));
+            }
+            let expected = re.is_match(&text);
+            assert_eq!(
+                any_match(&text),
+                expected,
+                "text {n}: {}",
+                String::from_utf8_lossy(&text)
+            );
+            if expected {
+                with += 1;
+            } else {
+                without += 1;
+            }
+        }
+        assert!(
+            with > 100 && without > 100,
+            "{with} with a match, {without} without"
+        );
+    }
+}
