@@ -66,6 +66,17 @@ pub(super) fn any_match(text: &[u8]) -> bool {
     if text.len() < MIN_LEN {
         return super::rules::builtin().is_match(text);
     }
+    first_part(text, 0..text.len())
+        .map_or_else(|| super::rules::builtin().is_match(text), |p| p.is_some())
+}
+
+/// Where the first match beginning in `within` can begin, as far as four
+/// walks through its four parts tell (each going on past its part, the
+/// last past `within`, while a match is under way): `Some(None)` when no
+/// match begins in `within`, `Some(Some(p))` when none begins before `p`
+/// (the start of the first part whose walk met a match), `None` when the
+/// walks could not tell (search the usual way).
+pub(super) fn first_part(text: &[u8], within: std::ops::Range<usize>) -> Option<Option<usize>> {
     let mut cache = caches().get();
     let mut walk = Walk {
         dfa: dfa(),
@@ -73,8 +84,7 @@ pub(super) fn any_match(text: &[u8]) -> bool {
         cache: &mut cache,
         text,
     };
-    walk.any()
-        .unwrap_or_else(|| super::rules::builtin().is_match(text))
+    walk.first(within)
 }
 
 /// The walks over one text. Every method returns `None` once the cache
@@ -88,39 +98,72 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn any(&mut self) -> Option<bool> {
-        let len = self.text.len();
-        let part = len / LANES;
-        let starts: [usize; LANES] = std::array::from_fn(|l| l * part);
+    /// See [`first_part`].
+    fn first(&mut self, within: std::ops::Range<usize>) -> Option<Option<usize>> {
+        let (from, to) = (within.start, within.end);
+        let part = to.saturating_sub(from) / LANES;
+        let starts: [usize; LANES] = std::array::from_fn(|l| from + l * part);
         let mut at = [LazyStateID::default(); LANES];
         for (l, &s) in starts.iter().enumerate() {
             at[l] = self.fresh(s)?;
         }
-        // Each walk through its part's first `part` bytes, in step.
-        for i in 0..part {
-            for l in 0..LANES {
-                let b = self.text[starts[l] + i];
-                match self.step(at[l], b)? {
-                    Step::Match => return Some(true),
-                    Step::To(next) => at[l] = next,
+        // The first walk known to meet a match. The others go on in step
+        // (a walk that met one, from a start state, its steps unused): one
+        // test per step of all four is what makes the walks fast.
+        let mut met = LANES;
+        let parked = at[0];
+        let text = self.text;
+        let part_of = |l: usize| &text[starts[l]..starts[l] + part];
+        let bytes = part_of(0)
+            .iter()
+            .zip(part_of(1))
+            .zip(part_of(2))
+            .zip(part_of(3));
+        for (((&b0, &b1), &b2), &b3) in bytes {
+            let b = [b0, b1, b2, b3];
+            let mut next: [LazyStateID; LANES] =
+                std::array::from_fn(|l| self.dfa.next_state_untagged(self.cache, at[l], b[l]));
+            if next[0].is_tagged() | next[1].is_tagged() | next[2].is_tagged() | next[3].is_tagged()
+            {
+                for l in 0..LANES {
+                    match self.settle(at[l], next[l], b[l])? {
+                        Step::Match if l == 0 => return Some(Some(from)),
+                        Step::Match => {
+                            met = met.min(l);
+                            next[l] = parked;
+                        }
+                        Step::To(sid) => next[l] = sid,
+                    }
                 }
             }
+            at = next;
         }
-        // The last part's few bytes more, and the text's end.
+        // The last part's few bytes more, and on past `to` as the others
+        // go on past theirs.
         let last = LANES - 1;
-        for &b in &self.text[starts[last] + part..] {
-            match self.step(at[last], b)? {
-                Step::Match => return Some(true),
-                Step::To(next) => at[last] = next,
+        if met == LANES {
+            let mut sid = at[last];
+            if self.walk_to(&mut sid, starts[last] + part, to)? || self.finish(sid, to)? {
+                met = last;
             }
         }
-        if self.end(at[last])? {
-            return Some(true);
-        }
-        // The others on past their part's end while a match is under way.
-        for l in 0..last {
+        // The walks before it on past their part's end while a match is
+        // under way.
+        for l in 0..met.min(last) {
             if self.finish(at[l], starts[l + 1])? {
-                return Some(true);
+                return Some(Some(starts[l]));
+            }
+        }
+        Some((met < LANES).then(|| starts[met]))
+    }
+
+    /// Walk `sid` through the text from `q` to `to`; whether it met a
+    /// match on the way (it stops there).
+    fn walk_to(&mut self, sid: &mut LazyStateID, q: usize, to: usize) -> Option<bool> {
+        for &b in &self.text[q..to] {
+            match self.step(*sid, b)? {
+                Step::Match => return Some(true),
+                Step::To(next) => *sid = next,
             }
         }
         Some(false)
@@ -159,7 +202,17 @@ impl Walk<'_> {
     /// dead, which end a walk, or not yet computed).
     #[inline(always)]
     fn step(&mut self, sid: LazyStateID, b: u8) -> Option<Step> {
-        let mut next = self.dfa.next_state_untagged(self.cache, sid, b);
+        let next = self.dfa.next_state_untagged(self.cache, sid, b);
+        if next.is_tagged() {
+            return self.settle(sid, next, b);
+        }
+        Some(Step::To(next))
+    }
+
+    /// What `next`, the transition from `sid` on `b` as the cache has it,
+    /// is: computed if it was not yet, a match, or a state to go on from.
+    #[inline(never)]
+    fn settle(&mut self, sid: LazyStateID, mut next: LazyStateID, b: u8) -> Option<Step> {
         if next.is_tagged() {
             if next.is_unknown() {
                 next = self.dfa.next_state(self.cache, sid, b).ok()?;
@@ -271,10 +324,9 @@ mod tests {
     }
 
     /// Random texts of the bytes the rules turn on (digits, dots, colons,
-    /// key words, quotes, slashes, line breaks) and runs of plain words,
-    /// clean and not, cut anywhere: the walks answer as one search does.
-    #[test]
-    fn random_texts_answer_as_one_search() {
+    /// key words, quotes, slashes, line breaks) among plain words, from
+    /// sparse to dense, with `n` choosing which.
+    fn random_text(n: usize, next: &mut impl FnMut() -> u64) -> Vec<u8> {
         let pieces: &[&[u8]] = &[
             b"10.",
             b"172.",
@@ -314,25 +366,41 @@ mod tests {
             b"the run held steady ",
             b"decode ",
             b"_",
+            b" 10.1.2.3 ",
+            b" password=hunter2hunter2 ",
+            b" db-7.internal ",
+            b" https://example.org/ref/1 ",
+            b" v1.2.3.4 ",
         ];
-        let re = super::super::rules::builtin();
+        let len = MIN_LEN + (next() % 12_000) as usize;
+        let plain = [20_000, 800, 2][n % 3];
+        let mut text = Vec::with_capacity(len + 64);
+        while text.len() < len {
+            let k = (next() % (pieces.len() as u64 + plain)) as usize;
+            text.extend_from_slice(pieces.get(k).copied().unwrap_or(b"measured again "));
+        }
+        text
+    }
+
+    fn xorshift() -> impl FnMut() -> u64 {
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed
-        };
+        }
+    }
+
+    /// On random texts, clean and not, cut anywhere: the walks answer as
+    /// one search does.
+    #[test]
+    fn random_texts_answer_as_one_search() {
+        let re = super::super::rules::builtin();
+        let mut next = xorshift();
         let (mut with, mut without) = (0, 0);
         for n in 0..1500 {
-            let len = MIN_LEN + (next() % 12_000) as usize;
-            // Sparse texts (mostly plain words) and dense ones.
-            let plain = [20_000, 800, 2][n % 3];
-            let mut text = Vec::with_capacity(len + 64);
-            while text.len() < len {
-                let k = (next() % (pieces.len() as u64 + plain)) as usize;
-                text.extend_from_slice(pieces.get(k).copied().unwrap_or(b"measured again "));
-            }
+            let text = random_text(n, &mut next);
             let expected = re.is_match(&text);
             assert_eq!(
                 any_match(&text),
@@ -350,5 +418,78 @@ mod tests {
             with > 100 && without > 100,
             "{with} with a match, {without} without"
         );
+    }
+
+    /// The search that passes over clean stretches by walking finds the
+    /// same hits, in the same order, as the search alone, on random texts
+    /// and on texts whose values sit at each part's edge.
+    #[test]
+    fn walking_past_clean_stretches_finds_the_same_hits() {
+        let mut next = xorshift();
+        let mut texts: Vec<Vec<u8>> = (0..1500).map(|n| random_text(n, &mut next)).collect();
+        let filler = b"decode=149.02 tok/s status=ok ";
+        for len in [MIN_LEN, 5 * MIN_LEN + 7] {
+            let part = len / LANES;
+            for at in (0..LANES).map(|l| l * part).chain([len - 12]) {
+                for d in 0..14 {
+                    let Some(at) = (at + d).checked_sub(12).filter(|a| a + 24 <= len) else {
+                        continue;
+                    };
+                    // After a space a rule is under way (`-u` may follow);
+                    // after `(` none is.
+                    for value in [b" 10.20.30.40", b"(10.20.30.40"] {
+                        let mut text: Vec<u8> = filler.iter().copied().cycle().take(len).collect();
+                        text[at..at + 12].copy_from_slice(value);
+                        if at + 40 < len {
+                            text[len - 14..].copy_from_slice(b" db-7.internal");
+                        }
+                        texts.push(text);
+                    }
+                }
+            }
+        }
+        // Long texts, walked a window at a time: values around the edges
+        // of the windows (64 KiB, then twice as long after each clean one)
+        // and of their parts, and sparse ones.
+        let long: Vec<u8> = filler.iter().copied().cycle().take(3 << 20).collect();
+        let edges = [
+            64 << 10,
+            192 << 10,
+            448 << 10,
+            960 << 10,
+            (960 << 10) + (128 << 10),
+        ];
+        for (k, &edge) in edges.iter().enumerate() {
+            for d in [0, 1, 11, 12, 13, 40, 16 << 10] {
+                let mut text = long.clone();
+                let at = edge - 12 + d;
+                let value: &[u8; 12] = if k % 2 == 0 {
+                    b" 10.20.30.40"
+                } else {
+                    b"(10.20.30.40"
+                };
+                text[at..at + 12].copy_from_slice(value);
+                texts.push(text);
+            }
+        }
+        let mut sparse = long.clone();
+        for at in (0..sparse.len() - 20).step_by(97_003) {
+            sparse[at..at + 12].copy_from_slice(b"(10.20.30.40");
+        }
+        texts.push(sparse);
+        let mut hits = 0;
+        for (n, text) in texts.iter().enumerate() {
+            let (mut walking, mut alone) = (Vec::new(), Vec::new());
+            super::super::rules::find_walking(text, &mut walking, true);
+            super::super::rules::find_walking(text, &mut alone, false);
+            assert_eq!(
+                walking,
+                alone,
+                "text {n}: {}",
+                String::from_utf8_lossy(text)
+            );
+            hits += alone.len();
+        }
+        assert!(hits > 1000, "{hits} hits");
     }
 }

@@ -102,16 +102,41 @@ struct Memo {
 
 /// Every hit of the built-in rules in `text`, in order.
 pub(super) fn find(text: &[u8], out: &mut Vec<Hit>) {
-    // A large clean text (most of what is searched) is told clean faster
-    // by walking four parts of it at once than by the search below.
-    if text.len() >= super::lanes::MIN_LEN && !super::lanes::any_match(text) {
-        return;
-    }
+    find_walking(text, out, true);
+}
+
+/// [`find`]; with `walks`, the clean stretches of a large text are passed
+/// over by four walks at once ([`super::lanes::first_part`]) rather than by
+/// the search: a window at a time, twice as long after each clean one (up
+/// to a chunk), back to the shortest after a match, and no more once the
+/// next match begins in a window's first quarter (matches are close
+/// together: the search alone goes on).
+pub(super) fn find_walking(text: &[u8], out: &mut Vec<Hit>, mut walks: bool) {
+    const WINDOW: usize = 64 << 10;
     let re = builtin();
     let mut memo = Memo::default();
     let mut at = 0;
+    let mut window = WINDOW;
     while at <= text.len() {
-        let Some(caps) = re.captures_at(text, at) else {
+        let mut from = at;
+        while walks && text.len() - from >= super::lanes::MIN_LEN {
+            let to = text.len().min(from.saturating_add(window));
+            match super::lanes::first_part(text, from..to) {
+                Some(None) if to == text.len() => return,
+                Some(None) => {
+                    from = to;
+                    window = window.saturating_mul(2).min(super::scan::CHUNK);
+                }
+                Some(Some(p)) => {
+                    walks = p > from;
+                    window = WINDOW;
+                    from = p;
+                    break;
+                }
+                None => walks = false,
+            }
+        }
+        let Some(caps) = re.captures_at(text, from) else {
             break;
         };
         let m = caps.get(0).expect("group 0 always matches");
