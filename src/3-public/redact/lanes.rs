@@ -1,10 +1,12 @@
-//! Whether the built-in pattern matches anywhere in a text, asked of four
-//! places of the text at once. A lazy DFA steps one byte at a time, each
-//! step waiting on the one before (about 0.5 GB/s on one core here, what
-//! the `regex` crate's search of this pattern runs at); four walks through
-//! four parts of the text, interleaved, overlap those waits, and a clean
-//! text (most of what a build searches) is told clean in about half the
-//! time. The answer is exactly `builtin().is_match(text)`:
+//! Where the built-in pattern can match in a text, asked of four places
+//! of the text at once. A lazy DFA steps one byte at a time, each step
+//! waiting on the one before (about 0.5 GB/s on one core here, what the
+//! `regex` crate's search of this pattern runs at); four walks through
+//! four parts of a window of the text, interleaved, overlap those waits,
+//! and a clean stretch (most of what a build searches) is passed over in
+//! about half the time. [`any_match`] is exactly `builtin().is_match`;
+//! [`first_part`] says where no match can begin before, so `rules::find`
+//! starts its search there:
 //!
 //! - each walk starts where a search of the whole text would start at its
 //!   part's first byte (the same look-behind), so it finds every match
