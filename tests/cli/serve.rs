@@ -402,6 +402,39 @@ fn an_edit_to_one_page_renders_only_that_page_and_matches_a_fresh_build() {
     }
 }
 
+#[test]
+fn a_save_by_rename_and_a_slow_writer_are_each_built_from_what_was_saved() {
+    let dir = served_campaign();
+    let server = Server::start(&dir);
+    let notes = dir.join("notes.md");
+    let built = |what: &str| {
+        // A late event of the save may set off one more build.
+        loop {
+            server.wait_line("rendered, the others reused");
+            if read(&server.preview.join("minimal/notes.html")).contains(what) {
+                break;
+            }
+        }
+    };
+    // An editor's atomic save: a temporary file written, closed, then
+    // renamed over the page.
+    let tmp = dir.join(".notes.md.tmp");
+    std::fs::write(&tmp, format!("{}\nSaved by rename.\n", read(&notes))).unwrap();
+    std::fs::rename(&tmp, &notes).unwrap();
+    built("Saved by rename.");
+    // A writer that keeps the file open between its writes: the preview
+    // waits for it to go quiet, then builds the whole of it.
+    let text = format!("{}\nWritten in pieces, the last one here.\n", read(&notes));
+    let mut f = std::fs::File::create(&notes).unwrap();
+    for piece in text.as_bytes().chunks(text.len() / 4 + 1) {
+        f.write_all(piece).unwrap();
+        f.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(6));
+    }
+    built("the last one here.");
+    drop(f);
+}
+
 /// Add a sentence to `page` and wait for the rebuild, which renders that
 /// page alone.
 fn add_a_sentence(server: &Server, page: &Path) {
@@ -562,9 +595,9 @@ fn threads(pid: u32) -> usize {
 }
 
 /// The preview's threads, whatever its clients do: the main thread
-/// (rebuilds), the watcher and its debouncer, the request gatherer, four
-/// workers and the reload broadcaster, plus the build's thread pool (one
-/// per core). README's preview paragraph gives the same figure.
+/// (rebuilds), the watcher and the thread settling its events, the
+/// request gatherer, four workers and the reload broadcaster, plus the
+/// build's thread pool (one per core). README's preview paragraph gives the same figure.
 fn fixed_threads() -> usize {
     9 + std::thread::available_parallelism().map_or(1, |n| n.get())
 }

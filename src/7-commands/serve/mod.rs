@@ -7,11 +7,10 @@
 
 mod http;
 mod net;
+mod watch;
 
 use crate::error::{Context, Result};
 use crate::site::{self, BuildOptions};
-use notify::RecursiveMode;
-use notify_debouncer_full::{DebounceEventResult, NoCache};
 use std::net::{IpAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -70,11 +69,6 @@ impl Shared {
     }
 }
 
-/// How long a changed path must stay quiet before it counts (an editor's
-/// save is several events), and how often the debouncer looks.
-const QUIET: Duration = Duration::from_millis(20);
-const TICK: Duration = Duration::from_millis(10);
-
 pub(crate) fn serve(opts: &ServeOptions) -> Result<()> {
     let base = preview_base();
     remove_stale_previews(&base);
@@ -107,7 +101,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> Result<()> {
     // Watch before announcing the address: an edit made as soon as the
     // server says it is up must not be missed.
     let (tx, rx) = mpsc::channel();
-    let _watcher = watch(opts, tx)?;
+    let _watcher = watch::watch(&opts.root, opts.theme.as_deref(), tx)?;
     let (server, port) = bind(opts.bind, opts.port)?;
     announce(opts, port, &out);
     start_threads(server, opts.bind, port, &shared);
@@ -140,49 +134,6 @@ fn preview_build(opts: &ServeOptions, out: &Path) -> BuildOptions {
         expect: Vec::new(),
         strict: false,
     }
-}
-
-/// Watch the campaigns (and the theme) and send each settled batch of
-/// changed paths; the watcher stops when the returned value is dropped.
-fn watch(
-    opts: &ServeOptions,
-    tx: mpsc::Sender<Vec<PathBuf>>,
-) -> Result<notify_debouncer_full::Debouncer<notify::RecommendedWatcher, NoCache>> {
-    let root = opts.root.clone();
-    let mut watcher = notify_debouncer_full::new_debouncer_opt::<_, notify::RecommendedWatcher, _>(
-        QUIET,
-        Some(TICK),
-        move |events: DebounceEventResult| {
-            // Events lost (the kernel's queue overflowed, a watch failed):
-            // anything may have changed, so rebuild.
-            let lost = events
-                .as_ref()
-                .map_or(true, |evs| evs.iter().any(|e| e.need_rescan()));
-            let paths: Vec<PathBuf> = events
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|e| !matches!(e.kind, notify::EventKind::Access(_)))
-                .flat_map(|e| e.event.paths)
-                .chain(lost.then(|| root.clone()))
-                .collect();
-            if !paths.is_empty() {
-                let _ = tx.send(paths);
-            }
-        },
-        // Renames need no file ids here: any event means "rebuild".
-        NoCache,
-        notify::Config::default(),
-    )
-    .context("cannot watch for changes")?;
-    watcher
-        .watch(&opts.root, RecursiveMode::Recursive)
-        .with_context(|| format!("cannot watch `{}`", opts.root.display()))?;
-    if let Some(theme) = &opts.theme {
-        watcher
-            .watch(theme, RecursiveMode::Recursive)
-            .with_context(|| format!("cannot watch `{}`", theme.display()))?;
-    }
-    Ok(watcher)
 }
 
 /// Say where the preview is (and warn when other machines can reach it).

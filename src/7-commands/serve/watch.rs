@@ -1,0 +1,217 @@
+//! The preview's file watcher: notify's events, settled into batches of
+//! changed paths for the rebuild loop. A save counts once its writer is
+//! done: every file written since the last batch was closed (or renamed
+//! into place) and nothing moved for [`SETTLED`]. A file still open for
+//! writing, or a system that does not report closes, is waited on until
+//! all has been quiet for [`QUIET`].
+
+use crate::error::{Context, Result};
+use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
+use notify::{Event, EventKind, RecursiveMode, Watcher};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long all must be still after the last write was closed: an
+/// editor's save is several steps (write, rename, chmod, remove the
+/// backup) a few microseconds apart, and a copy of many files closes one
+/// and opens the next at once.
+pub(super) const SETTLED: Duration = Duration::from_millis(4);
+/// How long all must be still while a file written to is not closed.
+pub(super) const QUIET: Duration = Duration::from_millis(20);
+
+/// The paths that changed since the last batch, and which of them were
+/// written and not yet closed.
+#[derive(Default)]
+pub(super) struct Settle {
+    changed: BTreeSet<PathBuf>,
+    open: BTreeSet<PathBuf>,
+    /// Events were lost (the kernel's queue overflowed, a watch failed):
+    /// anything may have changed.
+    lost: bool,
+    last: Option<Instant>,
+}
+
+impl Settle {
+    /// Take in one event seen at `now`.
+    pub(super) fn event(&mut self, event: &Event, now: Instant) {
+        self.last = Some(now);
+        self.lost |= event.need_rescan();
+        match event.kind {
+            // Reading is no edit; closing a file written to ends its write.
+            EventKind::Access(AccessKind::Close(AccessMode::Write)) => {
+                for p in &event.paths {
+                    self.open.remove(p);
+                }
+            }
+            EventKind::Access(_) => {}
+            // Bytes went in, or a file came that bytes go into next.
+            EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any | ModifyKind::Other)
+            | EventKind::Create(CreateKind::File | CreateKind::Any | CreateKind::Other)
+            | EventKind::Any
+            | EventKind::Other => {
+                self.open.extend(event.paths.iter().cloned());
+                self.changed.extend(event.paths.iter().cloned());
+            }
+            // Renames, removals, new folders, permissions: done as seen.
+            _ => {
+                for p in &event.paths {
+                    self.open.remove(p);
+                }
+                self.changed.extend(event.paths.iter().cloned());
+            }
+        }
+    }
+
+    /// The watcher itself failed at `now`: rebuild everything.
+    pub(super) fn failed(&mut self, now: Instant) {
+        self.last = Some(now);
+        self.lost = true;
+    }
+
+    /// When the batch is due, if anything is waiting.
+    pub(super) fn due(&self) -> Option<Instant> {
+        if self.changed.is_empty() && !self.lost {
+            return None;
+        }
+        let wait = if self.open.is_empty() { SETTLED } else { QUIET };
+        self.last.map(|t| t + wait)
+    }
+
+    /// The batch (`root` stands for everything when events were lost),
+    /// and a fresh start.
+    pub(super) fn take(&mut self, root: &Path) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = std::mem::take(&mut self.changed).into_iter().collect();
+        if std::mem::take(&mut self.lost) {
+            paths.push(root.to_path_buf());
+        }
+        self.open.clear();
+        paths
+    }
+}
+
+/// Watch the campaigns (and the theme) and send each settled batch of
+/// changed paths; the watcher stops when the returned value is dropped.
+pub(super) fn watch(
+    root: &Path,
+    theme: Option<&Path>,
+    tx: mpsc::Sender<Vec<PathBuf>>,
+) -> Result<notify::RecommendedWatcher> {
+    let (events_tx, events) = mpsc::channel();
+    let mut watcher = notify::recommended_watcher(events_tx).context("cannot watch for changes")?;
+    watcher
+        .watch(root, RecursiveMode::Recursive)
+        .with_context(|| format!("cannot watch `{}`", root.display()))?;
+    if let Some(theme) = theme {
+        watcher
+            .watch(theme, RecursiveMode::Recursive)
+            .with_context(|| format!("cannot watch `{}`", theme.display()))?;
+    }
+    let root = root.to_path_buf();
+    std::thread::spawn(move || settle(&events, &tx, &root));
+    Ok(watcher)
+}
+
+/// The settling thread: ends when the watcher is dropped or the rebuild
+/// loop is gone.
+fn settle(
+    events: &mpsc::Receiver<notify::Result<Event>>,
+    tx: &mpsc::Sender<Vec<PathBuf>>,
+    root: &Path,
+) {
+    let mut batch = Settle::default();
+    loop {
+        let got = match batch.due() {
+            None => events
+                .recv()
+                .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            Some(at) => events.recv_timeout(at.saturating_duration_since(Instant::now())),
+        };
+        match got {
+            Ok(Ok(event)) => batch.event(&event, Instant::now()),
+            Ok(Err(_)) => batch.failed(Instant::now()),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if batch.due().is_some_and(|at| at <= Instant::now())
+                    && tx.send(batch.take(root)).is_err()
+                {
+                    return;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{DataChange, RemoveKind, RenameMode};
+
+    fn ev(kind: EventKind, path: &str) -> Event {
+        Event::new(kind).add_path(PathBuf::from(path))
+    }
+
+    fn written(path: &str) -> Event {
+        ev(EventKind::Modify(ModifyKind::Data(DataChange::Any)), path)
+    }
+
+    fn closed(path: &str) -> Event {
+        ev(
+            EventKind::Access(AccessKind::Close(AccessMode::Write)),
+            path,
+        )
+    }
+
+    #[test]
+    fn a_closed_write_is_due_soon_and_an_open_one_waits_for_quiet() {
+        let t = Instant::now();
+        let mut s = Settle::default();
+        assert_eq!(s.due(), None);
+        s.event(&written("a.md"), t);
+        assert_eq!(s.due(), Some(t + QUIET), "still open for writing");
+        s.event(&closed("a.md"), t + Duration::from_millis(1));
+        assert_eq!(s.due(), Some(t + Duration::from_millis(1) + SETTLED));
+        // A second file written and not closed holds the batch back.
+        s.event(&written("b.md"), t + Duration::from_millis(2));
+        assert_eq!(s.due(), Some(t + Duration::from_millis(2) + QUIET));
+        assert_eq!(
+            s.take(Path::new("/r")),
+            [PathBuf::from("a.md"), PathBuf::from("b.md")]
+        );
+        assert_eq!(s.due(), None);
+    }
+
+    #[test]
+    fn reads_are_no_edit_and_renames_and_removals_are_done_as_seen() {
+        let t = Instant::now();
+        let mut s = Settle::default();
+        s.event(&ev(EventKind::Access(AccessKind::Read), "a.md"), t);
+        s.event(&closed("a.md"), t);
+        assert_eq!(s.due(), None);
+        // An editor's atomic save: a temporary file written, closed and
+        // renamed over the page.
+        s.event(&ev(EventKind::Create(CreateKind::File), ".a.md.tmp"), t);
+        s.event(&written(".a.md.tmp"), t);
+        s.event(&closed(".a.md.tmp"), t);
+        s.event(
+            &ev(EventKind::Modify(ModifyKind::Name(RenameMode::To)), "a.md"),
+            t,
+        );
+        s.event(&ev(EventKind::Remove(RemoveKind::File), "a.md~"), t);
+        assert_eq!(s.due(), Some(t + SETTLED));
+        assert_eq!(s.take(Path::new("/r")).len(), 3);
+    }
+
+    #[test]
+    fn lost_events_stand_for_the_whole_root() {
+        let t = Instant::now();
+        let mut s = Settle::default();
+        s.failed(t);
+        assert_eq!(s.due(), Some(t + SETTLED));
+        assert_eq!(s.take(Path::new("/r")), [PathBuf::from("/r")]);
+        let overflow = Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        s.event(&overflow, t);
+        assert_eq!(s.take(Path::new("/r")), [PathBuf::from("/r")]);
+    }
+}
