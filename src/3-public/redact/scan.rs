@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 
 /// Target chunk size; a chunk may run longer to keep a PEM block whole.
 pub(crate) const CHUNK: usize = 4 << 20;
+/// Target size of the chunks [`Cuts::Content`] cuts: small, since each
+/// chunk an edit touches is searched again whole.
+pub(crate) const CONTENT_CHUNK: usize = 256 << 10;
 const PEM_SLACK: usize = 1 << 20;
 /// How much one read asks for.
 const BLOCK: usize = 64 << 10;
@@ -30,12 +33,23 @@ pub(crate) enum Cuts {
     /// At the last line break within [`CHUNK`] bytes: the one pass over a
     /// large file and the scan of its copy cut the same bytes the same way.
     Fixed,
-    /// At the first line break past half a chunk that ends a line its own
-    /// bytes mark ([`marked_line`]), else as `Fixed`. A cut then depends on
-    /// the lines around it, not on where the chunk began: an edit that
-    /// moves what follows it changes the chunk it is in, and the chunks
-    /// after are the same bytes as before ([`CleanChunks`] knows them).
+    /// At the first line break past half of [`CONTENT_CHUNK`] that ends
+    /// a line its own bytes mark ([`marked_line`]), else at the last line
+    /// break read. A cut then depends on the lines around it, not
+    /// on where the chunk began: an edit that moves what follows it
+    /// changes the chunk it is in, and the chunks after are the same
+    /// bytes as before ([`CleanChunks`] knows them).
     Content,
+}
+
+impl Cuts {
+    /// How far a chunk is read before it is cut.
+    fn size(self) -> usize {
+        match self {
+            Cuts::Fixed => CHUNK,
+            Cuts::Content => CONTENT_CHUNK,
+        }
+    }
 }
 
 /// [`for_each_chunk`], cut as `cuts` says.
@@ -115,7 +129,8 @@ fn next_cut(
     eof: &mut bool,
     cuts: Cuts,
 ) -> Result<Option<usize>> {
-    while !*eof && buf.len() < CHUNK {
+    let size = cuts.size();
+    while !*eof && buf.len() < size {
         *eof = fill(reader, buf, BLOCK)?;
     }
     if *eof {
@@ -130,7 +145,7 @@ fn next_cut(
     // Keep an unterminated PEM block for the next chunk, reading on
     // until it ends (or the slack runs out).
     while let Some(begin) = open_pem(&buf[..cut]) {
-        if buf.len() >= CHUNK + PEM_SLACK || *eof {
+        if buf.len() >= size + PEM_SLACK || *eof {
             break;
         }
         *eof = fill(reader, buf, BLOCK)?;
@@ -168,7 +183,7 @@ fn cut_point(buf: &[u8]) -> usize {
 /// [`Cuts::Content`]: after the first line past half of `buf` that
 /// [`marked_line`] marks, if one is in `buf`.
 fn content_cut(buf: &[u8]) -> Option<usize> {
-    let half = CHUNK / 2;
+    let half = CONTENT_CHUNK / 2;
     let mut start = memchr::memrchr(b'\n', buf.get(..half)?)? + 1;
     for end in memchr::memchr_iter(b'\n', &buf[half..]).map(|i| half + i) {
         if marked_line(&buf[start..end]) {
@@ -1008,8 +1023,8 @@ pub(crate) trait Memo {
     /// Is the chunk at byte `start` of the stream, cut as
     /// [`for_each_chunk`] cuts it, known to hold nothing?
     fn known_clean(&mut self, start: u64, chunk: &[u8]) -> bool;
-    /// The chunk just searched held nothing.
-    fn found_clean(&mut self) {}
+    /// The chunk just searched (`chunk`) held nothing.
+    fn found_clean(&mut self, _chunk: &[u8]) {}
     /// Where the stream is cut into the chunks asked about.
     fn cuts(&self) -> Cuts {
         Cuts::Fixed
@@ -1023,21 +1038,42 @@ impl<F: FnMut(u64, usize) -> bool> Memo for F {
     }
 }
 
-/// Chunks of text found clean, by the SHA-256 of the detector's
-/// fingerprint, the view and the chunk's bytes: kept by the preview's
+/// Chunks of text found clean, with the detector's fingerprint and the
+/// view they were searched in: kept by the preview's
 /// [`crate::site::BuildCache`] so the rescan of a large generated file
 /// (audit.json) searches only the chunks a save changed. That scan cuts by
 /// content ([`Cuts::Content`]): an edit that moves every byte after it
-/// still leaves the chunks after it as they were. What the last build did
-/// not meet again is forgotten.
+/// still leaves the chunks after it as they were. A chunk is known when
+/// its bytes equal those of a kept one (looked up by a hash of a sample of
+/// them, then compared whole: a memory compare, not a hash of every
+/// byte). What the last build did not meet again is forgotten.
 #[derive(Default)]
 pub(crate) struct CleanChunks(std::sync::Mutex<Generations>);
 
+/// A chunk found clean.
+struct Kept {
+    fingerprint: std::sync::Arc<str>,
+    view: View,
+    bytes: std::sync::Arc<[u8]>,
+}
+
+impl Kept {
+    fn is(&self, fingerprint: &str, view: View, chunk: &[u8]) -> bool {
+        self.view == view && *self.fingerprint == *fingerprint && *self.bytes == *chunk
+    }
+}
+
+type Kepts = std::collections::HashMap<u64, Vec<std::sync::Arc<Kept>>>;
+
 #[derive(Default)]
 struct Generations {
-    this: std::collections::HashSet<[u8; 32]>,
-    last: std::collections::HashSet<[u8; 32]>,
+    this: Kepts,
+    last: Kepts,
 }
+
+/// At most this many kept chunks share a sample: past it a chunk is
+/// searched rather than compared with ever more of them.
+const SAME_SAMPLE: usize = 8;
 
 impl CleanChunks {
     /// A new build: what the one before met is still known, older is not.
@@ -1046,58 +1082,98 @@ impl CleanChunks {
         g.last = std::mem::take(&mut g.this);
     }
 
-    fn key(fingerprint: &str, view: View, chunk: &[u8]) -> [u8; 32] {
-        use sha2::Digest;
-        let mut h = sha2::Sha256::new();
-        h.update((fingerprint.len() as u64).to_le_bytes());
-        h.update(fingerprint.as_bytes());
-        h.update([view as u8]);
-        h.update(chunk);
-        h.finalize().into()
-    }
-
-    fn has(&self, key: &[u8; 32]) -> bool {
-        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let known = g.this.contains(key) || g.last.contains(key);
-        if known {
-            g.this.insert(*key);
+    /// A hash of the chunk's length, its first and last 256 bytes and 16
+    /// stretches of 64 between, with the detector's and the view's.
+    fn sample(fingerprint: &str, view: View, chunk: &[u8]) -> u64 {
+        use std::hash::Hasher;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        h.write(fingerprint.as_bytes());
+        h.write_u8(view as u8);
+        h.write_usize(chunk.len());
+        let n = chunk.len();
+        h.write(&chunk[..n.min(256)]);
+        h.write(&chunk[n.saturating_sub(256)..]);
+        for i in 1..16 {
+            let at = n / 16 * i;
+            h.write(&chunk[at..(at + 64).min(n)]);
         }
-        known
+        h.finish()
     }
 
-    fn insert(&self, key: [u8; 32]) {
+    /// Is `chunk` one found clean by this detector in this view? It is
+    /// then kept for the next build too.
+    fn has(&self, fingerprint: &str, view: View, chunk: &[u8], sample: u64) -> bool {
+        let candidates: Vec<std::sync::Arc<Kept>> = {
+            let g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            let this = g.this.get(&sample).into_iter().flatten();
+            let last = g.last.get(&sample).into_iter().flatten();
+            this.chain(last).take(2 * SAME_SAMPLE).cloned().collect()
+        };
+        // Compared outside the lock: other files' scans go on.
+        let Some(found) = candidates
+            .into_iter()
+            .find(|k| k.is(fingerprint, view, chunk))
+        else {
+            return false;
+        };
         let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        g.this.insert(key);
+        let here = g.this.entry(sample).or_default();
+        if !here.iter().any(|k| std::sync::Arc::ptr_eq(k, &found)) && here.len() < SAME_SAMPLE {
+            here.push(found);
+        }
+        true
+    }
+
+    fn insert(&self, sample: u64, kept: Kept) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let here = g.this.entry(sample).or_default();
+        if here.len() < SAME_SAMPLE {
+            here.push(std::sync::Arc::new(kept));
+        }
     }
 
     /// How many chunks are known clean.
     #[cfg(test)]
     pub(crate) fn known(&self) -> usize {
         let g = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        g.this.union(&g.last).count()
+        let mut all: Vec<*const Kept> = g
+            .this
+            .values()
+            .chain(g.last.values())
+            .flatten()
+            .map(std::sync::Arc::as_ptr)
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all.len()
     }
 }
 
 /// [`Memo`] over a [`CleanChunks`], for one stream scanned in one view.
 struct Remembered<'a> {
     chunks: &'a CleanChunks,
-    fingerprint: &'a str,
+    fingerprint: std::sync::Arc<str>,
     view: View,
-    /// The key of the chunk being searched.
-    pending: Option<[u8; 32]>,
+    /// The sample hash of the chunk being searched.
+    pending: Option<u64>,
 }
 
 impl Memo for Remembered<'_> {
     fn known_clean(&mut self, _start: u64, chunk: &[u8]) -> bool {
-        let key = CleanChunks::key(self.fingerprint, self.view, chunk);
-        let known = self.chunks.has(&key);
-        self.pending = (!known).then_some(key);
+        let sample = CleanChunks::sample(&self.fingerprint, self.view, chunk);
+        let known = self.chunks.has(&self.fingerprint, self.view, chunk, sample);
+        self.pending = (!known).then_some(sample);
         known
     }
 
-    fn found_clean(&mut self) {
-        if let Some(key) = self.pending.take() {
-            self.chunks.insert(key);
+    fn found_clean(&mut self, chunk: &[u8]) {
+        if let Some(sample) = self.pending.take() {
+            let kept = Kept {
+                fingerprint: std::sync::Arc::clone(&self.fingerprint),
+                view: self.view,
+                bytes: chunk.into(),
+            };
+            self.chunks.insert(sample, kept);
         }
     }
 
@@ -1114,7 +1190,7 @@ impl Memo for Remembered<'_> {
 pub(crate) fn scan_file_remembered(
     det: &Detector,
     path: &Path,
-    (chunks, fingerprint): (&CleanChunks, &str),
+    (chunks, fingerprint): (&CleanChunks, &std::sync::Arc<str>),
 ) -> Result<Scanned> {
     let f =
         crate::fsx::open_regular(path).map_err(|e| crate::error::Error::failed("open", path, e))?;
@@ -1125,7 +1201,7 @@ pub(crate) fn scan_file_remembered(
         .unwrap_or_default();
     let mut memo = Remembered {
         chunks,
-        fingerprint,
+        fingerprint: std::sync::Arc::clone(fingerprint),
         view,
         pending: None,
     };
@@ -1187,7 +1263,7 @@ fn scan_text_with(
         };
         let hits = find_all(det, chunk, view);
         if as_text && hits.is_empty() {
-            memo.found_clean();
+            memo.found_clean(chunk);
         }
         let (located, next) = locate(chunk, hits, line);
         match member {
@@ -1440,7 +1516,10 @@ pub(crate) fn scan_path_except(
     // (each also as an absolute path: see `names`).
     let rooted: Vec<String> = files.iter().map(|(rel, _)| format!("/{rel}")).collect();
     let check_names = det.any_candidate_in(rooted.iter().map(String::as_str));
-    let fingerprint = remembered.map(|_| det.fingerprint()).unwrap_or_default();
+    let fingerprint: std::sync::Arc<str> = remembered
+        .map(|_| det.fingerprint())
+        .unwrap_or_default()
+        .into();
     // Per file: findings, whether it is binary, what was skipped.
     type One = (Vec<Finding>, bool, Vec<String>);
     let results: Vec<Result<One>> =

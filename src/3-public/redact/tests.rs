@@ -429,7 +429,7 @@ fn clean_chunks_are_known_by_detector_and_bytes() {
     std::fs::write(&path, &text).unwrap();
     let builtin = Detector::builtin();
     let memo = scan::CleanChunks::default();
-    let fp = builtin.fingerprint();
+    let fp = builtin.fingerprint().into();
     let first = scan::scan_file_remembered(&builtin, &path, (&memo, &fp)).unwrap();
     assert!(first.hits.is_empty());
     assert_eq!(memo.known(), 2, "both chunks were clean");
@@ -449,13 +449,49 @@ fn clean_chunks_are_known_by_detector_and_bytes() {
         ..Policy::default()
     };
     let denying = Detector::new([&policy]).unwrap();
-    let other = denying.fingerprint();
+    let other = denying.fingerprint().into();
     let third = scan::scan_file_remembered(&denying, &path, (&memo, &other)).unwrap();
     assert_eq!(third.hits.first().map(|(l, c, _)| (*l, *c)), Some((1, 55)));
     // Two builds meeting none of them: forgotten.
     memo.next_build();
     memo.next_build();
     assert_eq!(memo.known(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A chunk is known clean by its bytes, not by the sample they are looked
+/// up by: one that differs from a clean one only where no sample falls
+/// (same length, same ends) is searched, and its value found.
+#[test]
+fn a_chunk_differing_only_between_the_samples_is_searched() {
+    let dir = std::env::temp_dir().join(format!("exhibit-samples-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("audit.json");
+    let row = b"    {\"page\": \"index.md\", \"text\": \"149.02\", \"source\": \"lab-7777\"},\n";
+    let mut text = Vec::new();
+    while text.len() < 40_000 {
+        text.extend_from_slice(row);
+    }
+    std::fs::write(&path, &text).unwrap();
+    let builtin = Detector::builtin();
+    let (memo, fp) = (scan::CleanChunks::default(), builtin.fingerprint().into());
+    assert!(scan::scan_file_remembered(&builtin, &path, (&memo, &fp))
+        .unwrap()
+        .hits
+        .is_empty());
+    // `lab-7777` becomes an address of the same length, in a row past the
+    // first 256 bytes and clear of the 64-byte stretches sampled at each
+    // sixteenth.
+    let stretch = text.len() / 16;
+    let at = (0..text.len() - 8)
+        .filter(|&i| &text[i..i + 8] == b"lab-7777")
+        .find(|&i| i > 300 && i % stretch > 100 && i % stretch + 8 < stretch - 10)
+        .unwrap();
+    text[at..at + 8].copy_from_slice(b"10.1.2.3");
+    let text_at = String::from_utf8_lossy(&text[at - 20..at + 10]).into_owned();
+    std::fs::write(&path, &text).unwrap();
+    let found = scan::scan_file_remembered(&builtin, &path, (&memo, &fp)).unwrap();
+    assert_eq!(found.hits.len(), 1, "{text_at}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -478,7 +514,7 @@ fn an_edit_near_the_start_leaves_the_later_chunks_known() {
     }
     std::fs::write(&path, &text).unwrap();
     let builtin = Detector::builtin();
-    let (memo, fp) = (scan::CleanChunks::default(), builtin.fingerprint());
+    let (memo, fp) = (scan::CleanChunks::default(), builtin.fingerprint().into());
     assert!(scan::scan_file_remembered(&builtin, &path, (&memo, &fp))
         .unwrap()
         .hits
