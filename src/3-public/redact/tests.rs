@@ -412,21 +412,32 @@ fn rewind_forgets_what_was_numbered_since_the_mark() {
     assert_eq!(shown("b", Category::Endpoint), "[private-endpoint-3]");
 }
 
+/// An audit.json of `row` repeated to at least `len` bytes, in a folder
+/// of its own named `name`; returns the folder, the file and its text.
+fn repeated_rows(
+    name: &str,
+    row: &[u8],
+    len: usize,
+) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>) {
+    let dir = std::env::temp_dir().join(format!("exhibit-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("audit.json");
+    let mut text = Vec::new();
+    while text.len() < len {
+        text.extend_from_slice(row);
+    }
+    std::fs::write(&path, &text).unwrap();
+    (dir, path, text)
+}
+
 /// The preview rescan's memory of clean chunks: a chunk is known by the
 /// detector and its bytes, so a changed chunk is searched (and its lines
 /// counted on from the chunk skipped before it), another detector knows
 /// nothing of it, and what two builds did not meet is forgotten.
 #[test]
 fn clean_chunks_are_known_by_detector_and_bytes() {
-    let dir = std::env::temp_dir().join(format!("exhibit-clean-chunks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("audit.json");
     let row = b"    {\"page\": \"index.md\", \"text\": \"149.02\", \"source\": \"lab-7\"},\n";
-    let mut text = Vec::new();
-    while text.len() < scan::CHUNK + 4096 {
-        text.extend_from_slice(row);
-    }
-    std::fs::write(&path, &text).unwrap();
+    let (dir, path, text) = repeated_rows("clean-chunks", row, scan::CHUNK + 4096);
     let builtin = Detector::builtin();
     let memo = scan::CleanChunks::default();
     let fp = builtin.fingerprint().into();
@@ -464,15 +475,8 @@ fn clean_chunks_are_known_by_detector_and_bytes() {
 /// (same length, same ends) is searched, and its value found.
 #[test]
 fn a_chunk_differing_only_between_the_samples_is_searched() {
-    let dir = std::env::temp_dir().join(format!("exhibit-samples-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("audit.json");
     let row = b"    {\"page\": \"index.md\", \"text\": \"149.02\", \"source\": \"lab-7777\"},\n";
-    let mut text = Vec::new();
-    while text.len() < 40_000 {
-        text.extend_from_slice(row);
-    }
-    std::fs::write(&path, &text).unwrap();
+    let (dir, path, mut text) = repeated_rows("samples", row, 40_000);
     let builtin = Detector::builtin();
     let (memo, fp) = (scan::CleanChunks::default(), builtin.fingerprint().into());
     assert!(scan::scan_file_remembered(&builtin, &path, (&memo, &fp))
