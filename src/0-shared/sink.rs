@@ -26,6 +26,10 @@ pub(crate) struct Sink<'a> {
     scratch: Scratch,
 }
 
+/// How much of a file [`Sink::write_parts`] gathers before it hashes
+/// and writes it.
+const PARTS_BLOCK: usize = 1 << 20;
+
 /// A file's bytes for [`Sink::write_parts`]: handed in order to the
 /// function given.
 pub(crate) type Parts<'a> = dyn Fn(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> + 'a;
@@ -179,20 +183,54 @@ impl<'a> Sink<'a> {
     /// [`Sink::write`] of the bytes `parts` hands its argument one part
     /// after the other, with no copy of them all in one buffer
     /// (audit.json's figures are most of a large campaign's, some of them
-    /// read back from where [`Sink::hold`] set them aside). Written and
-    /// hashed as they come, in one pass: in the preview a file OUT already
-    /// has is then taken out of staging again (writing it costs less than
-    /// making its parts twice, as hashing first and writing after did).
+    /// read back from where [`Sink::hold`] set them aside). Gathered a
+    /// block at a time: a thread of its own hashes each block once it is
+    /// written, while the next is gathered and written (the blocks go
+    /// round, so their memory is touched once). In the preview a file OUT
+    /// already has is then taken out of staging again (writing it costs
+    /// less than making its parts twice, as hashing first and writing
+    /// after did).
     pub(crate) fn write_parts(&self, rel: &str, parts: &Parts) -> Result<(String, bool)> {
-        use sha2::Digest;
-        let mut h = sha2::Sha256::new();
-        let mut to = self.create(rel)?;
-        parts(&mut |p| {
-            h.update(p);
-            to.write_all(p)
+        let path = self.path(rel)?;
+        let mut file = std::fs::File::create(&path)
+            .map_err(|e| crate::error::Error::failed("create", &path, e))?;
+        // Blocks go to the hashing thread once written, and come back
+        // empty to be filled again.
+        let (to_hash, written) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+        let (to_fill, hashed) = std::sync::mpsc::channel::<Vec<u8>>();
+        let digest = std::thread::scope(|scope| -> Result<_> {
+            let hasher = scope.spawn(move || {
+                use sha2::Digest;
+                let mut h = sha2::Sha256::new();
+                for mut block in written {
+                    h.update(&block);
+                    block.clear();
+                    let _ = to_fill.send(block);
+                }
+                h.finalize()
+            });
+            let mut block = Vec::with_capacity(PARTS_BLOCK);
+            let mut pass = |block: &mut Vec<u8>| -> Result<()> {
+                std::io::Write::write_all(&mut file, block)
+                    .map_err(|e| crate::error::Error::failed("write", &path, e))?;
+                let next = hashed
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(PARTS_BLOCK));
+                let _ = to_hash.send(std::mem::replace(block, next));
+                Ok(())
+            };
+            parts(&mut |p| {
+                block.extend_from_slice(p);
+                if block.len() >= PARTS_BLOCK {
+                    pass(&mut block)?;
+                }
+                Ok(())
+            })?;
+            pass(&mut block)?;
+            drop(to_hash);
+            Ok(hasher.join().expect("the hashing thread does not panic"))
         })?;
-        to.finish()?;
-        let sha = crate::hash::hex(&h.finalize());
+        let sha = crate::hash::hex(&digest);
         if self.unchanged(rel, &sha) {
             self.unstage(rel)?;
             return Ok((sha, false));
