@@ -722,7 +722,7 @@ fn stamp_of(m: &std::fs::Metadata) -> Stamp {
 /// keyed by path and [`Stamp`], so an edit rehashes only the files it
 /// touched. A one-shot build has none.
 #[derive(Debug, Default)]
-pub(crate) struct HashCache(std::sync::Mutex<BTreeMap<PathBuf, (Stamp, String)>>);
+pub(crate) struct HashCache(std::sync::Mutex<std::collections::HashMap<PathBuf, (Stamp, String)>>);
 
 impl HashCache {
     fn known(&self, path: &Path, stamp: &Stamp) -> Option<String> {

@@ -39,7 +39,8 @@ struct Published {
     out: PathBuf,
     /// Fingerprint of the detector that scanned it.
     detector: String,
-    files: Files,
+    /// Shared with the next build's sink, not copied (thousands of paths).
+    files: Arc<Files>,
 }
 
 /// A rendered page, by (campaign id, page index): the fingerprint of its
@@ -94,12 +95,12 @@ impl BuildCache {
         opts: &super::BuildOptions,
         out_abs: &Path,
         detector: &str,
-    ) -> Option<Files> {
+    ) -> Option<Arc<Files>> {
         self.last
             .as_ref()
             .filter(|l| opts.preview && l.out == out_abs && l.detector == detector)
             .filter(|_| opts.out.join(crate::layout::MARKER).is_file())
-            .map(|l| l.files.clone())
+            .map(|l| Arc::clone(&l.files))
     }
 
     /// Record the site a build swapped in; `None` when OUT may be part
@@ -108,7 +109,7 @@ impl BuildCache {
         self.last = files.map(|files| Published {
             out: out_abs.to_path_buf(),
             detector,
-            files,
+            files: Arc::new(files),
         });
     }
 }

@@ -112,7 +112,7 @@ pub(crate) fn build_with(
     let previous = cache
         .as_deref()
         .and_then(|c| c.served(opts, &loaded.out_abs, &scanned_by));
-    let sink = Sink::new(staging.path.clone(), previous.as_ref(), cache.is_some());
+    let sink = Sink::new(staging.path.clone(), previous.as_deref(), cache.is_some());
     let stages = Stages {
         opts,
         loaded: &loaded,
@@ -156,9 +156,11 @@ pub(crate) fn build_with(
     phases.mark("rescan");
     written?;
     crate::claims::report(&unmatched)?;
-    let published = staging.publish(sink, &opts.out);
+    let (files, published) = match staging.publish(sink, &opts.out) {
+        Ok(files) => (Some(files), Ok(())),
+        Err(e) => (None, Err(e)),
+    };
     if let Some(cache) = cache {
-        let files = published.as_ref().ok().cloned();
         cache.published(&loaded.out_abs, scanned_by, files);
     }
     published?;
