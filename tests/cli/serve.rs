@@ -1087,3 +1087,52 @@ fn an_edit_to_the_theme_is_served_at_the_next_build() {
     });
     assert!(stylesheet(&page).contains("theme mark 2"), "{page}");
 }
+
+/// The preview keeps the pieces of large pages the gate passed, and reads
+/// again only those an edit changed: script a theme plants near the end
+/// of a long page is refused, where it is, and the fix clears it.
+#[test]
+fn script_planted_in_a_long_page_is_refused_by_the_preview() {
+    let dir = fixture("minimal");
+    let notes = dir.join("notes.md");
+    let mut long = read(&notes);
+    for n in 0..2500 {
+        long.push_str(&format!(
+            "\nParagraph {n} of the long notes, measured on run {n}.\n"
+        ));
+    }
+    std::fs::write(&notes, long).unwrap();
+    seal(&dir);
+    let theme = dir.with_file_name("theme");
+    std::fs::create_dir_all(theme.join("templates")).unwrap();
+    let base = read(&repo().join("templates/base.html"));
+    std::fs::write(theme.join("templates/base.html"), &base).unwrap();
+    let server = Server::start_with(&dir, &["--theme".as_ref(), theme.as_os_str()]);
+    let addr = server.addr();
+    let page = wait_page(&addr, "/minimal/notes.html", "the long page", &|b| {
+        b.contains("Paragraph 2499")
+    });
+    assert!(page.len() > 128 << 10, "{} bytes", page.len());
+    let planted = base.replacen("</body>", "<img src=x onerror=\"alert(1)\">\n</body>", 1);
+    assert_ne!(planted, base);
+    std::fs::write(theme.join("templates/base.html"), planted).unwrap();
+    let refused = wait_page(&addr, "/minimal/notes.html", "the gate's refusal", &|b| {
+        b.contains("exhibit-error")
+    });
+    assert!(
+        refused.contains("markup that can run script")
+            && refused.contains("minimal/notes.html:")
+            && refused.contains("an event-handler attribute (on...)"),
+        "{refused}"
+    );
+    // The site under the overlay is the last good one.
+    assert!(
+        !std::fs::read_to_string(server.preview.join("minimal/notes.html"))
+            .unwrap()
+            .contains("onerror")
+    );
+    std::fs::write(theme.join("templates/base.html"), &base).unwrap();
+    wait_page(&addr, "/minimal/notes.html", "the fix clears it", &|b| {
+        !b.contains("exhibit-error") && b.contains("Paragraph 2499")
+    });
+}

@@ -137,7 +137,8 @@ fn next_cut(
         return Ok((!buf.is_empty()).then_some(buf.len()));
     }
     if cuts == Cuts::Content {
-        if let Some(cut) = content_cut(buf).filter(|&c| open_pem(&buf[..c]).is_none()) {
+        let cut = content_cut(buf, CONTENT_CHUNK);
+        if let Some(cut) = cut.filter(|&c| open_pem(&buf[..c]).is_none()) {
             return Ok(Some(cut));
         }
     }
@@ -180,10 +181,11 @@ fn cut_point(buf: &[u8]) -> usize {
     i.saturating_sub(1).max(1)
 }
 
-/// [`Cuts::Content`]: after the first line past half of `buf` that
-/// [`marked_line`] marks, if one is in `buf`.
-fn content_cut(buf: &[u8]) -> Option<usize> {
-    let half = CONTENT_CHUNK / 2;
+/// [`Cuts::Content`] for chunks of `size`: after the first line past
+/// `size / 2` bytes of `buf` that [`marked_line`] marks, if one is in
+/// `buf` (the gate cuts large pages the same way).
+pub(crate) fn content_cut(buf: &[u8], size: usize) -> Option<usize> {
+    let half = size / 2;
     let mut start = memchr::memrchr(b'\n', buf.get(..half)?)? + 1;
     for end in memchr::memchr_iter(b'\n', &buf[half..]).map(|i| half + i) {
         if marked_line(&buf[start..end]) {
@@ -1098,6 +1100,22 @@ impl CleanChunks {
             h.write(&chunk[at..(at + 64).min(n)]);
         }
         h.finish()
+    }
+
+    /// Is `bytes` kept under (`what`, `view`)? It is then kept for the
+    /// next build too. For other memories of the same kind (the gate's).
+    pub(crate) fn knows(&self, what: &str, view: View, bytes: &[u8]) -> bool {
+        self.has(what, view, bytes, Self::sample(what, view, bytes))
+    }
+
+    /// Keep `bytes` under (`what`, `view`) for [`CleanChunks::knows`].
+    pub(crate) fn remember(&self, what: &std::sync::Arc<str>, view: View, bytes: &[u8]) {
+        let kept = Kept {
+            fingerprint: std::sync::Arc::clone(what),
+            view,
+            bytes: bytes.into(),
+        };
+        self.insert(Self::sample(what, view, bytes), kept);
     }
 
     /// Is `chunk` one found clean by this detector in this view? It is

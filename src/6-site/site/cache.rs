@@ -26,6 +26,8 @@ pub(crate) struct BuildCache {
     pub(crate) rows: super::write::RowsCache,
     /// Chunks of the written site the rescan found clean.
     pub(crate) clean: crate::redact::scan::CleanChunks,
+    /// Pieces of the written site's markup the output gate passed.
+    pub(crate) gated: crate::redact::scan::CleanChunks,
     /// The templates as parsed, by the bytes of the theme's files.
     pub(crate) theme: crate::render::KeptTheme,
     /// Pages rendered afresh by the last build (the others were reused).

@@ -270,16 +270,17 @@ impl Stages<'_> {
         };
         let written = site.write(self.sink, rendered.campaigns)?;
         phases.mark("write");
-        let clean = cache.map(|c| &c.clean);
-        if let Some(clean) = clean {
+        let memo = cache.map(|c| (&c.clean, &c.gated));
+        if let Some((clean, gated)) = memo {
             clean.next_build();
+            gated.next_build();
         }
-        rescan::rescan(&self.sink.staging, redactor, (&written, prescanned), clean)?;
+        rescan::rescan(&self.sink.staging, redactor, (&written, prescanned), memo)?;
         if self.sink.is_delta() && !prescanned {
             // Secrets met by key widened the detector: what is served
             // unchanged is read again too.
             let none = write::Written::default();
-            rescan::rescan(&self.opts.out, redactor, (&none, false), clean)?;
+            rescan::rescan(&self.opts.out, redactor, (&none, false), memo)?;
         }
         Ok(())
     }

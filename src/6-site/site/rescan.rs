@@ -22,18 +22,20 @@ struct Place {
 /// the build, and the report names file, line and category only.
 /// `prescanned`: the files scanned while they were written were scanned
 /// by this same detector, so their findings stand and they are not read
-/// back. `clean`: the preview's chunks of text found clean by earlier
-/// builds (a save changes a line or two of audit.json), not searched again.
+/// back. `memo`: the preview's chunks of text found clean by earlier
+/// builds (a save changes a line or two of audit.json), not searched
+/// again, and its pieces of markup the gate passed, not read again.
 pub(super) fn rescan(
     staging: &Path,
     r: &Redactor,
     (written, prescanned): (&Written, bool),
-    clean: Option<&scan::CleanChunks>,
+    memo: Option<(&scan::CleanChunks, &scan::CleanChunks)>,
 ) -> Result<()> {
+    let (clean, gated) = (memo.map(|m| m.0), memo.map(|m| m.1));
     // Binaries and archives were scanned as inputs and copied as they are
     // (findings in them refused or accepted by hash): not read again.
     // No script-capable markup, whatever wrote it (theme overrides too).
-    crate::gate::check_tree(staging)?;
+    crate::gate::check_tree(staging, gated)?;
     // Copies published as they are were found clean by the input scan, and
     // files scanned as they were written were scanned then: both only by
     // the detector before the pages met secrets by key. A secret learned
