@@ -10,7 +10,8 @@
 # preview refuses any other Host). Each edit is timed from just before the
 # write to the arrival of the `reload` event (debounce + rebuild +
 # notification); EDITS edits per case,
-# median, 90th percentile and spread (min-max) printed.
+# median, 90th percentile, spread (min-max) and the server's peak resident
+# memory (VmHWM, the first build included) printed.
 #   benches/serve.sh [EDITS]                  (default 20)
 #   EXHIBIT=/abs/path/to/exhibit benches/serve.sh   (skip the cargo build)
 # Target (issue 21, "Speed v2"): (c) median under 60 ms and p90 under
@@ -73,10 +74,16 @@ def case(name, root, target, edit):
             time.sleep(0.15)  # let the tree settle, as between an author's saves
         times.sort()
         p90 = times[min(len(times) - 1, int(len(times) * 0.9))]
-        return statistics.median(times), p90, min(times), max(times)
+        return statistics.median(times), p90, min(times), max(times), peak_mb(proc.pid)
     finally:
         proc.kill()
         proc.wait()
+
+def peak_mb(pid):
+    # The server's peak resident memory so far (VmHWM), first build included.
+    with open(f"/proc/{pid}/status") as f:
+        kb = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
+    return kb / 1024
 
 def figure(text, i):
     # A new decode median each time, in the data file the tables and charts read.
@@ -91,16 +98,16 @@ rows = [
     ("(c) 1,000 pages, page edit", os.path.join(work, "gen1000"), "page-0017.md", prose, 150),
 ]
 print(f"{edits} edits per case; 2 CPUs, load average {os.getloadavg()[0]:.2f}")
-print(f"  {'case':28} {'median ms':>10} {'p90 ms':>8} {'min':>7} {'max':>7}  earlier issue's target")
+print(f"  {'case':28} {'median ms':>10} {'p90 ms':>8} {'min':>7} {'max':>7} {'peak MB':>8}  earlier issue's target")
 ok = True
 issue21 = None
 for name, root, target, edit, limit in rows:
     if not open(os.path.join(root, target)).read() != edit(open(os.path.join(root, target)).read(), 0):
         sys.exit(f"{name}: the edit changes nothing")
-    med, p90, lo, hi = case(name, root, target, edit)
+    med, p90, lo, hi, mb = case(name, root, target, edit)
     verdict = "PASS" if med < limit else "FAIL"
     ok &= med < limit
-    print(f"  {name:28} {med:10.1f} {p90:8.1f} {lo:7.1f} {hi:7.1f}  median < {limit} ms: {verdict}")
+    print(f"  {name:28} {med:10.1f} {p90:8.1f} {lo:7.1f} {hi:7.1f} {mb:8.1f}  median < {limit} ms: {verdict}")
     if name.startswith("(c)"):
         issue21 = (med, p90)
 med, p90 = issue21

@@ -75,7 +75,8 @@ type Refused = (String, usize, usize, &'static str);
 
 /// Check every markup file and stylesheet under `root`: exit 1 listing
 /// each refused construct, or `Ok`. `memo`: the preview's pieces of
-/// markup found clean by earlier builds ([`check_remembered`]).
+/// markup found clean by earlier builds ([`check_remembered`]), for
+/// pages of [`scan::REMEMBER_FROM`] bytes or more.
 pub(crate) fn check_tree(root: &Path, memo: Option<&CleanChunks>) -> Result<()> {
     // A file or folder that cannot be read fails the gate: it is never
     // taken as empty.
@@ -100,7 +101,7 @@ pub(crate) fn check_tree(root: &Path, memo: Option<&CleanChunks>) -> Result<()> 
                 .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
             let found = if is_css(e.path()) {
                 css_found(&text, 0)
-            } else if let Some(memo) = memo {
+            } else if let Some(memo) = memo.filter(|_| text.len() as u64 >= scan::REMEMBER_FROM) {
                 check_remembered(&text, memo)
             } else {
                 check(&text)

@@ -1090,13 +1090,14 @@ fn an_edit_to_the_theme_is_served_at_the_next_build() {
 
 /// The preview keeps the pieces of large pages the gate passed, and reads
 /// again only those an edit changed: script a theme plants near the end
-/// of a long page is refused, where it is, and the fix clears it.
+/// of a long page (over 512 KiB) is refused, where it is, and the fix
+/// clears it.
 #[test]
 fn script_planted_in_a_long_page_is_refused_by_the_preview() {
     let dir = fixture("minimal");
     let notes = dir.join("notes.md");
     let mut long = read(&notes);
-    for n in 0..2500 {
+    for n in 0..9000 {
         long.push_str(&format!(
             "\nParagraph {n} of the long notes, measured on run {n}.\n"
         ));
@@ -1110,9 +1111,9 @@ fn script_planted_in_a_long_page_is_refused_by_the_preview() {
     let server = Server::start_with(&dir, &["--theme".as_ref(), theme.as_os_str()]);
     let addr = server.addr();
     let page = wait_page(&addr, "/minimal/notes.html", "the long page", &|b| {
-        b.contains("Paragraph 2499")
+        b.contains("Paragraph 8999")
     });
-    assert!(page.len() > 128 << 10, "{} bytes", page.len());
+    assert!(page.len() > 512 << 10, "{} bytes", page.len());
     let planted = base.replacen("</body>", "<img src=x onerror=\"alert(1)\">\n</body>", 1);
     assert_ne!(planted, base);
     std::fs::write(theme.join("templates/base.html"), planted).unwrap();
@@ -1133,6 +1134,6 @@ fn script_planted_in_a_long_page_is_refused_by_the_preview() {
     );
     std::fs::write(theme.join("templates/base.html"), &base).unwrap();
     wait_page(&addr, "/minimal/notes.html", "the fix clears it", &|b| {
-        !b.contains("exhibit-error") && b.contains("Paragraph 2499")
+        !b.contains("exhibit-error") && b.contains("Paragraph 8999")
     });
 }

@@ -16,6 +16,10 @@ pub(crate) const CHUNK: usize = 4 << 20;
 /// Target size of the chunks [`Cuts::Content`] cuts: small, since each
 /// chunk an edit touches is searched again whole.
 pub(crate) const CONTENT_CHUNK: usize = 256 << 10;
+/// Files from this size on are read against a [`CleanChunks`] memory;
+/// smaller ones are read whole (keeping their bytes would cost more
+/// memory than searching them again costs time).
+pub(crate) const REMEMBER_FROM: u64 = 2 * CONTENT_CHUNK as u64;
 const PEM_SLACK: usize = 1 << 20;
 /// How much one read asks for.
 const BLOCK: usize = 64 << 10;
@@ -1204,7 +1208,7 @@ impl Memo for Remembered<'_> {
 
 /// [`scan_file`], not searching again the chunks of text `chunks` knows
 /// this detector (`fingerprint`) found clean, and remembering those it
-/// finds clean.
+/// finds clean: for files of [`REMEMBER_FROM`] bytes or more.
 pub(crate) fn scan_file_remembered(
     det: &Detector,
     path: &Path,
@@ -1217,6 +1221,10 @@ pub(crate) fn scan_file_remembered(
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
+    if f.metadata().map_or(0, |m| m.len()) < REMEMBER_FROM {
+        return scan_named(det, f, view, &name)
+            .map_err(|e| crate::error::Error::failed("read", path, e));
+    }
     let mut memo = Remembered {
         chunks,
         fingerprint: std::sync::Arc::clone(fingerprint),
