@@ -3,7 +3,8 @@
 //! done: every file written since the last batch was closed (or renamed
 //! into place) and nothing moved for [`SETTLED`]. A file still open for
 //! writing, or a system that does not report closes, is waited on until
-//! all has been quiet for [`QUIET`].
+//! all has been quiet for [`QUIET`], though never more than [`AT_MOST`]
+//! after the batch's first event.
 
 use crate::error::{Context, Result};
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
@@ -20,6 +21,9 @@ use std::time::{Duration, Instant};
 pub(super) const SETTLED: Duration = Duration::from_millis(4);
 /// How long all must be still while a file written to is not closed.
 pub(super) const QUIET: Duration = Duration::from_millis(20);
+/// The longest a batch waits for quiet: a file written on and on (a log a
+/// running benchmark appends to) does not hold back every other edit.
+pub(super) const AT_MOST: Duration = Duration::from_millis(500);
 
 /// The paths that changed since the last batch, and which of them were
 /// written and not yet closed.
@@ -30,13 +34,15 @@ pub(super) struct Settle {
     /// Events were lost (the kernel's queue overflowed, a watch failed):
     /// anything may have changed.
     lost: bool,
+    /// When the batch's first and last events came.
+    first: Option<Instant>,
     last: Option<Instant>,
 }
 
 impl Settle {
     /// Take in one event seen at `now`.
     pub(super) fn event(&mut self, event: &Event, now: Instant) {
-        self.last = Some(now);
+        self.seen(now);
         self.lost |= event.need_rescan();
         match event.kind {
             // Reading is no edit; closing a file written to ends its write.
@@ -66,8 +72,13 @@ impl Settle {
 
     /// The watcher itself failed at `now`: rebuild everything.
     pub(super) fn failed(&mut self, now: Instant) {
-        self.last = Some(now);
+        self.seen(now);
         self.lost = true;
+    }
+
+    fn seen(&mut self, now: Instant) {
+        self.first.get_or_insert(now);
+        self.last = Some(now);
     }
 
     /// When the batch is due, if anything is waiting.
@@ -76,7 +87,8 @@ impl Settle {
             return None;
         }
         let wait = if self.open.is_empty() { SETTLED } else { QUIET };
-        self.last.map(|t| t + wait)
+        let quiet = self.last? + wait;
+        Some(quiet.min(self.first? + AT_MOST))
     }
 
     /// The batch (`root` stands for everything when events were lost),
@@ -87,6 +99,7 @@ impl Settle {
             paths.push(root.to_path_buf());
         }
         self.open.clear();
+        self.first = None;
         paths
     }
 }
@@ -201,6 +214,21 @@ mod tests {
         s.event(&ev(EventKind::Remove(RemoveKind::File), "a.md~"), t);
         assert_eq!(s.due(), Some(t + SETTLED));
         assert_eq!(s.take(Path::new("/r")).len(), 3);
+    }
+
+    #[test]
+    fn a_file_written_on_and_on_holds_the_batch_back_at_most_a_while() {
+        let t = Instant::now();
+        let mut s = Settle::default();
+        s.event(&closed("page.md"), t);
+        s.event(&written("page.md"), t);
+        for ms in (5..2000).step_by(5) {
+            s.event(&written("run.log"), t + Duration::from_millis(ms));
+        }
+        assert_eq!(s.due(), Some(t + AT_MOST));
+        s.take(Path::new("/r"));
+        s.event(&written("run.log"), t + Duration::from_secs(3));
+        assert_eq!(s.due(), Some(t + Duration::from_secs(3) + QUIET));
     }
 
     #[test]
