@@ -1106,25 +1106,11 @@ impl CleanChunks {
         h.finish()
     }
 
-    /// Is `bytes` kept under (`what`, `view`)? It is then kept for the
-    /// next build too. For other memories of the same kind (the gate's).
-    pub(crate) fn knows(&self, what: &str, view: View, bytes: &[u8]) -> bool {
-        self.has(what, view, bytes, Self::sample(what, view, bytes))
-    }
-
-    /// Keep `bytes` under (`what`, `view`) for [`CleanChunks::knows`].
-    pub(crate) fn remember(&self, what: &std::sync::Arc<str>, view: View, bytes: &[u8]) {
-        let kept = Kept {
-            fingerprint: std::sync::Arc::clone(what),
-            view,
-            bytes: bytes.into(),
-        };
-        self.insert(Self::sample(what, view, bytes), kept);
-    }
-
-    /// Is `chunk` one found clean by this detector in this view? It is
+    /// Is `chunk` kept under (`what`, `view`): found clean by this
+    /// detector in this view (or, in the gate's memory, passed)? It is
     /// then kept for the next build too.
-    fn has(&self, fingerprint: &str, view: View, chunk: &[u8], sample: u64) -> bool {
+    pub(crate) fn knows(&self, what: &str, view: View, chunk: &[u8]) -> bool {
+        let sample = Self::sample(what, view, chunk);
         let candidates: Vec<std::sync::Arc<Kept>> = {
             let g = self.0.lock().unwrap_or_else(|e| e.into_inner());
             let this = g.this.get(&sample).into_iter().flatten();
@@ -1132,10 +1118,7 @@ impl CleanChunks {
             this.chain(last).take(2 * SAME_SAMPLE).cloned().collect()
         };
         // Compared outside the lock: other files' scans go on.
-        let Some(found) = candidates
-            .into_iter()
-            .find(|k| k.is(fingerprint, view, chunk))
-        else {
+        let Some(found) = candidates.into_iter().find(|k| k.is(what, view, chunk)) else {
             return false;
         };
         let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -1146,7 +1129,14 @@ impl CleanChunks {
         true
     }
 
-    fn insert(&self, sample: u64, kept: Kept) {
+    /// Keep `chunk` under (`what`, `view`) for [`CleanChunks::knows`].
+    pub(crate) fn remember(&self, what: &std::sync::Arc<str>, view: View, chunk: &[u8]) {
+        let kept = Kept {
+            fingerprint: std::sync::Arc::clone(what),
+            view,
+            bytes: chunk.into(),
+        };
+        let sample = Self::sample(what, view, chunk);
         let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let here = g.this.entry(sample).or_default();
         if here.len() < SAME_SAMPLE {
@@ -1176,27 +1166,16 @@ struct Remembered<'a> {
     chunks: &'a CleanChunks,
     fingerprint: std::sync::Arc<str>,
     view: View,
-    /// The sample hash of the chunk being searched.
-    pending: Option<u64>,
 }
 
 impl Memo for Remembered<'_> {
     fn known_clean(&mut self, _start: u64, chunk: &[u8]) -> bool {
-        let sample = CleanChunks::sample(&self.fingerprint, self.view, chunk);
-        let known = self.chunks.has(&self.fingerprint, self.view, chunk, sample);
-        self.pending = (!known).then_some(sample);
-        known
+        self.chunks.knows(&self.fingerprint, self.view, chunk)
     }
 
+    /// Asked only of a chunk [`Memo::known_clean`] did not know.
     fn found_clean(&mut self, chunk: &[u8]) {
-        if let Some(sample) = self.pending.take() {
-            let kept = Kept {
-                fingerprint: std::sync::Arc::clone(&self.fingerprint),
-                view: self.view,
-                bytes: chunk.into(),
-            };
-            self.chunks.insert(sample, kept);
-        }
+        self.chunks.remember(&self.fingerprint, self.view, chunk);
     }
 
     /// Cut by content: a save that changes the length of a line near the
@@ -1229,7 +1208,6 @@ pub(crate) fn scan_file_remembered(
         chunks,
         fingerprint: std::sync::Arc::clone(fingerprint),
         view,
-        pending: None,
     };
     scan_written(det, f, (view, &name), &mut memo)
         .map_err(|e| crate::error::Error::failed("read", path, e))
