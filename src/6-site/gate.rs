@@ -11,9 +11,10 @@
 use crate::error::EvidenceFailed;
 use crate::error::Result;
 use crate::redact::scan::{self, CleanChunks};
-use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
+use html5gum::emitters::callback::{Callback, CallbackEmitter, CallbackEvent};
 use html5gum::{Span, Tokenizer};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::path::Path;
 
 /// Extensions the gate reads as markup: what a browser would render as a
@@ -146,69 +147,111 @@ fn is_css(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("css"))
 }
 
-/// A start tag as the gate sees it: lowercased name, where it starts, and
-/// its attributes (name, decoded value, where the name starts).
+/// The start tag being read: its lowercased name and attributes (name,
+/// decoded value, where the name starts), their text in one buffer kept
+/// from tag to tag, so reading a tag allocates nothing.
 #[derive(Default)]
 struct Tag {
     name: String,
-    at: usize,
-    attrs: Vec<(String, String, usize)>,
+    /// Where the name ends; [`tag_start`] finds its `<`.
+    name_end: usize,
+    text: String,
+    attrs: Vec<(Range<usize>, Range<usize>, usize)>,
 }
 
 impl Tag {
     fn attr(&self, key: &str) -> Option<&str> {
+        self.attrs().find(|(k, _, _)| *k == key).map(|(_, v, _)| v)
+    }
+
+    /// (name, value, where the name starts) of each attribute.
+    fn attrs(&self) -> impl Iterator<Item = (&str, &str, usize)> {
         self.attrs
             .iter()
-            .find(|(k, _, _)| k == key)
-            .map(|(_, v, _)| v.as_str())
+            .map(|(k, v, at)| (&self.text[k.clone()], &self.text[v.clone()], *at))
     }
 }
 
-/// What the gate reads of a page: start tags, and the text of each
-/// `<style>` element with where it starts.
+/// What the tokenizer yields to the gate's loops: each start tag (where
+/// it starts, and whether it is `<style>` or the [`SENTINEL`]) and each
+/// `</style>`. What the gate refuses is gathered by the [`Collector`].
 enum Token {
-    Tag(Tag),
-    Style(String, usize),
+    Start {
+        at: usize,
+        style: bool,
+        sentinel: bool,
+    },
+    StyleEnd,
 }
 
-/// Collects start tags from html5gum's callback emitter, and the text of
-/// `<style>` elements: other text, the bulk of a page, is never copied.
-#[derive(Default)]
-struct Collector {
+/// Reads start tags from html5gum's callback emitter as they end, and the
+/// text of `<style>` elements, and keeps what they hold that can run
+/// script: other text, the bulk of a page, is never copied.
+struct Collector<'h> {
+    html: &'h str,
     tag: Tag,
     in_tag: bool,
     /// Inside `<style>`: its text so far and where it starts.
     style: Option<(String, usize)>,
+    found: Vec<(usize, &'static str)>,
 }
 
-impl html5gum::emitters::callback::Callback<Token, usize> for Collector {
+impl<'h> Collector<'h> {
+    fn new(html: &'h str) -> Self {
+        Collector {
+            html,
+            tag: Tag::default(),
+            in_tag: false,
+            style: None,
+            found: Vec::new(),
+        }
+    }
+
     fn handle_event(&mut self, event: CallbackEvent<'_>, span: Span<usize>) -> Option<Token> {
+        let tag = &mut self.tag;
         match event {
             CallbackEvent::OpenStartTag { name } => {
                 self.in_tag = true;
-                self.tag = Tag {
-                    name: String::from_utf8_lossy(name).to_ascii_lowercase(),
-                    // Where the name ends; [`check`] finds its `<`.
-                    at: span.end,
-                    attrs: Vec::new(),
-                };
+                tag.name.clear();
+                tag.name.push_str(&String::from_utf8_lossy(name));
+                tag.name.make_ascii_lowercase();
+                tag.name_end = span.end;
+                tag.text.clear();
+                tag.attrs.clear();
             }
-            CallbackEvent::AttributeName { name } if self.in_tag => self.tag.attrs.push((
-                String::from_utf8_lossy(name).to_ascii_lowercase(),
-                String::new(),
-                span.start,
-            )),
+            CallbackEvent::AttributeName { name } if self.in_tag => {
+                let start = tag.text.len();
+                tag.text.push_str(&String::from_utf8_lossy(name));
+                tag.text[start..].make_ascii_lowercase();
+                let end = tag.text.len();
+                tag.attrs.push((start..end, end..end, span.start));
+            }
             CallbackEvent::AttributeValue { value } if self.in_tag => {
-                if let Some(last) = self.tag.attrs.last_mut() {
-                    last.1.push_str(&String::from_utf8_lossy(value));
+                if let Some((_, v, _)) = tag.attrs.last_mut() {
+                    // A value comes in pieces only as one attribute's.
+                    if v.end != tag.text.len() {
+                        let moved = tag.text[v.clone()].to_string();
+                        *v = tag.text.len()..tag.text.len();
+                        tag.text.push_str(&moved);
+                    }
+                    tag.text.push_str(&String::from_utf8_lossy(value));
+                    v.end = tag.text.len();
                 }
             }
             CallbackEvent::CloseStartTag { .. } if self.in_tag => {
                 self.in_tag = false;
-                if self.tag.name == "style" {
+                let at = tag_start(self.html, tag.name_end);
+                check_tag(tag, at, &mut self.found);
+                let style = tag.name == "style";
+                if style {
                     self.style = Some((String::new(), span.end));
                 }
-                return Some(Token::Tag(std::mem::take(&mut self.tag)));
+                let sentinel = tag.name == SENTINEL[1..SENTINEL.len() - 1];
+                return Some(Token::Start {
+                    at,
+                    style,
+                    sentinel,
+                });
             }
             CallbackEvent::String { value } => {
                 if let Some((text, _)) = &mut self.style {
@@ -219,7 +262,9 @@ impl html5gum::emitters::callback::Callback<Token, usize> for Collector {
             // it is markup): anything tag-like in it is checked as a tag,
             // and the text around it as CSS, up to the closing tag.
             CallbackEvent::EndTag { name } if name.eq_ignore_ascii_case(b"style") => {
-                return self.style.take().map(|(text, at)| Token::Style(text, at));
+                let (css, at) = self.style.take()?;
+                self.found.extend(css_found(&css, at));
+                return Some(Token::StyleEnd);
             }
             _ => {}
         }
@@ -231,9 +276,9 @@ impl html5gum::emitters::callback::Callback<Token, usize> for Collector {
 /// wanted: the collector drops them, and asked for them the tokenizer
 /// checks every character it reads for the WHATWG's character errors.
 /// Tokens are the same either way.
-struct Quiet(CallbackEmitter<Collector, Token, usize>);
+struct Quiet<F: Callback<Token, usize>>(CallbackEmitter<F, Token, usize>);
 
-impl html5gum::ForwardingEmitter for Quiet {
+impl<F: Callback<Token, usize>> html5gum::ForwardingEmitter for Quiet<F> {
     type Token = Token;
 
     fn inner(&mut self) -> &mut impl html5gum::Emitter<Token = Token> {
@@ -245,22 +290,23 @@ impl html5gum::ForwardingEmitter for Quiet {
     }
 }
 
+/// The tokens of `html`, read by `collector` (which gathers what it
+/// refuses as the tokens go by).
+fn tokens<'c, 'h>(
+    html: &'c str,
+    collector: &'c mut Collector<'h>,
+) -> impl Iterator<Item = Token> + use<'c, 'h> {
+    let emitter = Quiet(CallbackEmitter::new(
+        move |event: CallbackEvent<'_>, span: Span<usize>| collector.handle_event(event, span),
+    ));
+    Tokenizer::new_with_emitter(html, emitter).flatten()
+}
+
 /// Each script-capable construct in `html`: its byte offset and what it is.
 pub(crate) fn check(html: &str) -> Vec<(usize, &'static str)> {
-    let mut found = Vec::new();
-    let emitter = Quiet(CallbackEmitter::new(Collector::default()));
-    for token in Tokenizer::new_with_emitter(html, emitter).flatten() {
-        let mut tag = match token {
-            Token::Tag(tag) => tag,
-            Token::Style(text, at) => {
-                found.extend(css_found(&text, at));
-                continue;
-            }
-        };
-        tag.at = tag_start(html, tag.at);
-        check_tag(&tag, &mut found);
-    }
-    found
+    let mut collector = Collector::new(html);
+    tokens(html, &mut collector).for_each(drop);
+    collector.found
 }
 
 /// How large the pieces [`check_remembered`] cuts a page into aim to be.
@@ -325,28 +371,24 @@ fn check_remembered(html: &str, memo: &CleanChunks) -> Vec<(usize, &'static str)
 /// switches to raw text, so that is the one state a tag can start in.
 fn check_piece(piece: &str) -> Option<Vec<(usize, &'static str)>> {
     let text = format!("{piece}{SENTINEL}");
-    let mut found = Vec::new();
+    let mut collector = Collector::new(&text);
     let mut in_style = false;
-    let emitter = Quiet(CallbackEmitter::new(Collector::default()));
-    let mut tokens = Tokenizer::new_with_emitter(text.as_str(), emitter).flatten();
+    let mut ended = None;
+    let mut tokens = tokens(&text, &mut collector);
     for token in tokens.by_ref() {
-        let mut tag = match token {
-            Token::Tag(tag) => tag,
-            Token::Style(css, at) => {
-                in_style = false;
-                found.extend(css_found(&css, at));
-                continue;
+        match token {
+            Token::StyleEnd => in_style = false,
+            Token::Start { at, sentinel, .. } if at == piece.len() => {
+                ended = Some(sentinel && !in_style);
+                break;
             }
-        };
-        tag.at = tag_start(&text, tag.at);
-        if tag.at == piece.len() {
-            let ends = tag.name == SENTINEL[1..SENTINEL.len() - 1] && !in_style;
-            return (ends && tokens.next().is_none()).then_some(found);
+            Token::Start { style, .. } => in_style |= style,
         }
-        in_style |= tag.name == "style";
-        check_tag(&tag, &mut found);
     }
-    None
+    let ends = ended? && tokens.next().is_none();
+    drop(tokens);
+    // The sentinel refuses nothing: what was found is the piece's.
+    ends.then_some(collector.found)
 }
 
 /// Where the tag whose name ends at `name_end` starts: its `<`.
@@ -358,17 +400,18 @@ fn tag_start(html: &str, name_end: usize) -> usize {
         .unwrap_or(end)
 }
 
-fn check_tag(tag: &Tag, found: &mut Vec<(usize, &'static str)>) {
+/// What `tag`, starting at `at`, holds that can run script.
+fn check_tag(tag: &Tag, at: usize, found: &mut Vec<(usize, &'static str)>) {
     let name = tag.name.as_str();
     if let Some((_, why)) = ELEMENTS.iter().find(|(n, _)| *n == name) {
-        found.push((tag.at, why));
+        found.push((at, why));
     }
     if name == "meta"
         && tag
             .attr("http-equiv")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"))
     {
-        found.push((tag.at, "a <meta http-equiv=\"refresh\"> redirect"));
+        found.push((at, "a <meta http-equiv=\"refresh\"> redirect"));
     }
     // SVG animation can set an `href` to a script URL after load.
     if matches!(
@@ -378,18 +421,17 @@ fn check_tag(tag: &Tag, found: &mut Vec<(usize, &'static str)>) {
         .attr("attributename")
         .is_some_and(|v| v.to_ascii_lowercase().contains("href"))
     {
-        found.push((tag.at, "an SVG animation that sets a link"));
+        found.push((at, "an SVG animation that sets a link"));
     }
-    for (key, value, at) in &tag.attrs {
-        let at = *at;
+    for (key, value, at) in tag.attrs() {
         if key.starts_with("on") {
             found.push((at, "an event-handler attribute (on...)"));
         } else if key == "srcdoc" {
             found.push((at, "a srcdoc attribute"));
         } else if key == "style" {
             found.extend(check_css(value).into_iter().map(|why| (at, why)));
-        } else if URL_ATTRS.contains(&key.as_str())
-            || matches!(key.as_str(), "values" | "to" | "from") && name != "animatetransform"
+        } else if URL_ATTRS.contains(&key)
+            || matches!(key, "values" | "to" | "from") && name != "animatetransform"
         {
             let image = name == "img" && key == "src";
             if let Some(why) = script_url(value, image) {
@@ -409,17 +451,27 @@ fn script_url(value: &str, image: bool) -> Option<&'static str> {
         .or_else(|| one_url(value, image))
 }
 
-fn one_url(value: &str, image: bool) -> Option<&'static str> {
-    let compact: String = value
+/// `value` as a browser reads a URL's scheme: without ASCII white space
+/// and control characters, ASCII lowercased.
+fn compact(value: &str) -> impl Iterator<Item = char> + '_ {
+    value
         .chars()
         .filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control())
-        .collect::<String>()
-        .to_ascii_lowercase();
-    if compact.starts_with("javascript:") {
+        .map(|c| c.to_ascii_lowercase())
+}
+
+fn one_url(value: &str, image: bool) -> Option<&'static str> {
+    // Most URLs start with none of the schemes: told without a copy.
+    let starts = |scheme: &str| {
+        let mut chars = compact(value);
+        scheme.chars().all(|s| chars.next() == Some(s))
+    };
+    if starts("javascript:") {
         Some("a javascript: URL")
-    } else if compact.starts_with("vbscript:") {
+    } else if starts("vbscript:") {
         Some("a vbscript: URL")
-    } else if let Some(rest) = compact.strip_prefix("data:") {
+    } else if starts("data:") {
+        let rest: String = compact(value).skip("data:".len()).collect();
         let mime = rest.split([';', ',']).next().unwrap_or("");
         let inert = DATA_TYPES.contains(&mime) || (image && mime == "image/svg+xml");
         (!inert).then_some("a data: URL of a type that can run script")
@@ -529,7 +581,7 @@ fn css_plain(css: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{check, check_css, check_remembered, CleanChunks, PIECE};
+    use super::{check, check_css, check_remembered, one_url, CleanChunks, PIECE};
 
     fn whys(html: &str) -> Vec<&'static str> {
         check(html).into_iter().map(|(_, w)| w).collect()
@@ -607,6 +659,66 @@ mod tests {
         assert!(check_css("html{scroll-behavior:smooth} i{background:url(data:image/svg+xml,%3Csvg%3E) url(\"a.png\")} @import url(t.css);").is_empty());
         assert!(whys("<span style=\"width:42%\">x</span><style>p{color:red}</style><p>url(javascript:x) in text</p>").is_empty());
         assert!(whys("<a href=\"https://x/\">x</a><img src=\"data:image/svg+xml,x\"><a href=\"data:text/csv;charset=utf-8,a\" download>c</a><a href=\"./javascript:x\">f</a>").is_empty());
+    }
+
+    /// A scheme is told without copying the URL, as it was told from the
+    /// URL copied without white space and lowercased: every split and
+    /// case of the schemes, with spaces, tabs, controls and non-ASCII
+    /// letters around and inside them.
+    #[test]
+    fn schemes_are_read_as_from_the_compacted_url() {
+        let copied = |value: &str, image: bool| {
+            let compact: String = value
+                .chars()
+                .filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            if compact.starts_with("javascript:") {
+                Some("a javascript: URL")
+            } else if compact.starts_with("vbscript:") {
+                Some("a vbscript: URL")
+            } else if let Some(rest) = compact.strip_prefix("data:") {
+                let mime = rest.split([';', ',']).next().unwrap_or("");
+                let inert = super::DATA_TYPES.contains(&mime) || (image && mime == "image/svg+xml");
+                (!inert).then_some("a data: URL of a type that can run script")
+            } else {
+                None
+            }
+        };
+        let bits = ["", " ", "\t", "\u{1}", "\n", "É", "ſ", "K"];
+        let schemes = [
+            "javascript:x",
+            "vbscript:y",
+            "data:text/html,z",
+            "data:image/svg+xml,w",
+            "data:image/png;base64,v",
+            "https://a/",
+            "java",
+        ];
+        let mut tried = 0;
+        for scheme in schemes {
+            for split in 0..=scheme.len() {
+                for (i, bit) in bits.iter().enumerate() {
+                    let (head, tail) = scheme.split_at(split);
+                    let cased = if i % 2 == 0 {
+                        head.to_ascii_uppercase()
+                    } else {
+                        head.to_string()
+                    };
+                    let value = format!("{bit}{cased}{bit}{tail}");
+                    for image in [false, true] {
+                        assert_eq!(one_url(&value, image), copied(&value, image), "{value:?}");
+                        tried += 1;
+                    }
+                }
+            }
+        }
+        assert!(tried > 500);
+        assert_eq!(
+            one_url(" J\tAVA\u{1}script:x", false),
+            Some("a javascript: URL")
+        );
+        assert_eq!(one_url("ſcript:x", false), None);
     }
 
     /// Lines of a page, most of them manifest rows, some opening or

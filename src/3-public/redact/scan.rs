@@ -850,9 +850,21 @@ fn scan_named(det: &Detector, reader: impl Read, view: View, name: &str) -> Resu
     Ok(out)
 }
 
-/// [`scan_reader`] over bytes in memory.
+/// [`scan_reader`] over bytes in memory. Text shorter than a chunk (a
+/// page, most generated files) is one chunk read as it is: searched in
+/// place, not copied into a chunk buffer first.
 pub(crate) fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Scanned> {
-    scan_reader(det, bytes, view)
+    let one_chunk = bytes.len() < CHUNK
+        && Kind::of(&bytes[..bytes.len().min(HEAD)]) == Kind::Text
+        && memchr::memchr(0, bytes).is_none();
+    if !one_chunk || bytes.is_empty() {
+        return scan_reader(det, bytes, view);
+    }
+    let (hits, _) = locate(bytes, find_all(det, bytes, view), 1);
+    Ok(Scanned {
+        hits,
+        ..Scanned::default()
+    })
 }
 
 /// `base`: the stream's name; `member`: its (masked) name inside an

@@ -544,3 +544,38 @@ fn an_edit_near_the_start_leaves_the_later_chunks_known() {
     assert_eq!(memo.known(), chunks + 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Bytes in memory searched in place find what the same bytes read as a
+/// stream do: hits, lines, columns, and binary or archive content told
+/// apart the same way.
+#[test]
+fn bytes_in_memory_scan_as_a_stream_does() {
+    let det = Detector::builtin();
+    let page = "<p>ok</p>\n<p>host <em>10.0.</em>0.5 and é 192.168.1.20</p>\n<a href=\"http://10.1.2.3/\">x</a>\n";
+    let texts: Vec<(Vec<u8>, scan::View)> = vec![
+        (page.as_bytes().to_vec(), scan::View::Markup),
+        (page.repeat(600).into_bytes(), scan::View::Markup),
+        (
+            b"a **10.0**.0.7 b\n\\/home/alice/x\n".to_vec(),
+            scan::View::Markdown,
+        ),
+        (
+            br#"{"u": "http:\/\/10.2.3.4\/"}"#.to_vec(),
+            scan::View::Json,
+        ),
+        (
+            b"plain 10.9.8.7\0then 10.9.8.6 after a NUL\n".to_vec(),
+            scan::View::Plain,
+        ),
+        (vec![0x1F, 0x8B, 0, 0], scan::View::Plain),
+        (Vec::new(), scan::View::Plain),
+    ];
+    for (bytes, view) in texts {
+        let fast = scan::scan_bytes(&det, &bytes, view).unwrap();
+        let stream = scan::scan_reader(&det, std::io::Cursor::new(&bytes), view).unwrap();
+        assert_eq!(format!("{fast:?}"), format!("{stream:?}"), "{view:?}");
+    }
+    let fast = scan::scan_bytes(&det, page.as_bytes(), scan::View::Markup).unwrap();
+    let lines: Vec<(usize, usize)> = fast.hits.iter().map(|(l, c, _)| (*l, *c)).collect();
+    assert_eq!(lines, [(2, 13), (2, 33), (3, 17)]);
+}

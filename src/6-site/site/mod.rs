@@ -66,6 +66,8 @@ pub struct BuildReport {
 struct Phases {
     on: bool,
     last: std::time::Instant,
+    /// The process's CPU time (user and system, all threads) at `last`.
+    cpu: f64,
 }
 
 impl Phases {
@@ -73,19 +75,38 @@ impl Phases {
         Phases {
             on: std::env::var_os("EXHIBIT_TIMINGS").is_some_and(|v| v == "1"),
             last: std::time::Instant::now(),
+            cpu: cpu_ms(),
         }
     }
 
     fn mark(&mut self, stage: &str) {
         if self.on {
-            let now = std::time::Instant::now();
+            let (now, cpu) = (std::time::Instant::now(), cpu_ms());
             eprintln!(
-                "timing: {stage:<10} {:>8.1} ms",
-                (now - self.last).as_secs_f64() * 1e3
+                "timing: {stage:<10} {:>8.1} ms  cpu {:>7.1} ms",
+                (now - self.last).as_secs_f64() * 1e3,
+                cpu - self.cpu
             );
-            self.last = now;
+            (self.last, self.cpu) = (now, cpu);
         }
     }
+}
+
+/// The process's CPU time so far, in ms (0 where it cannot be read).
+#[cfg(unix)]
+fn cpu_ms() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+    ms(u.ru_utime) + ms(u.ru_stime)
+}
+
+#[cfg(not(unix))]
+fn cpu_ms() -> f64 {
+    0.0
 }
 
 /// A one-shot build: nothing is kept for a next one.
