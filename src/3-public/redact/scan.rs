@@ -558,9 +558,14 @@ fn decode(raw: &[u8], d: Decode) -> Decoded {
                     .iter()
                     .take_while(|b| b.is_ascii_alphanumeric())
                     .count();
-                let name = bare[..n].to_ascii_lowercase();
+                // No inline element's name is longer than 8 bytes: those
+                // are lowercased on the stack, the others need not be.
+                let mut name = [0u8; 8];
+                let name = &mut name[..n.min(8)];
+                name.copy_from_slice(&bare[..n.min(8)]);
+                name.make_ascii_lowercase();
                 let end = i + len + 1;
-                if n > 8 || !inline(&name) {
+                if n > 8 || !inline(name) {
                     out.push(b" ", i, end);
                 }
                 // Line breaks inside tags are kept, so lines still match.
