@@ -74,44 +74,11 @@ const DATA_TYPES: &[&str] = &[
 /// A refused construct: file, line, column and what it is.
 type Refused = (String, usize, usize, &'static str);
 
-/// What the gate refused in one file: (line, column, what), in file order.
-pub(crate) type Refusals = Vec<(usize, usize, &'static str)>;
-
-/// The gate of a generated file as it is written (its bytes at hand), for
-/// [`check_tree`] to take instead of reading the file back: `None` for a
-/// file that is not markup by its name, and for one of
-/// [`scan::REMEMBER_FROM`] bytes or more (the preview reads those against
-/// its memory of pieces, in [`check_tree`]).
-pub(crate) fn check_written(rel: &str, bytes: &[u8]) -> Option<Refusals> {
-    if !is_markup(Path::new(rel)) || bytes.len() as u64 >= scan::REMEMBER_FROM {
-        return None;
-    }
-    let text = String::from_utf8_lossy(bytes);
-    Some(located(&text, check(&text)))
-}
-
-/// `found` (byte offsets in `text`) placed by line and column.
-fn located(text: &str, found: Vec<(usize, &'static str)>) -> Refusals {
-    found
-        .into_iter()
-        .map(|(offset, why)| {
-            let (line, col) = crate::error::line_col(text, offset);
-            (line, col, why)
-        })
-        .collect()
-}
-
 /// Check every markup file and stylesheet under `root`: exit 1 listing
 /// each refused construct, or `Ok`. `memo`: the preview's pieces of
 /// markup found clean by earlier builds ([`check_remembered`]), for
-/// pages of [`scan::REMEMBER_FROM`] bytes or more. `gated`: files (by
-/// path under `root`) checked as they were written ([`check_written`]),
-/// with what was refused in them: taken as they are, not read again.
-pub(crate) fn check_tree(
-    root: &Path,
-    memo: Option<&CleanChunks>,
-    gated: &std::collections::BTreeMap<String, Refusals>,
-) -> Result<()> {
+/// pages of [`scan::REMEMBER_FROM`] bytes or more.
+pub(crate) fn check_tree(root: &Path, memo: Option<&CleanChunks>) -> Result<()> {
     // A file or folder that cannot be read fails the gate: it is never
     // taken as empty.
     let mut files = Vec::new();
@@ -121,16 +88,14 @@ pub(crate) fn check_tree(
             crate::error::Error::failed("list", &path, e)
         })?;
         if entry.file_type().is_file() && (is_markup(entry.path()) || is_css(entry.path())) {
-            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            if !gated.contains_key(&rel) {
-                files.push((entry, rel));
-            }
+            files.push(entry);
         }
     }
     let found: Vec<Vec<Refused>> = files
         .par_iter()
-        .map(|(e, rel)| {
+        .map(|e| {
+            let rel = e.path().strip_prefix(root).unwrap_or(e.path());
+            let rel = rel.to_string_lossy().replace('\\', "/");
             // UTF-8 as written (no copy); anything else read as a
             // browser would, invalid bytes replaced.
             let text = String::from_utf8(crate::fsx::read(e.path())?)
@@ -142,19 +107,17 @@ pub(crate) fn check_tree(
             } else {
                 check(&text)
             };
-            Ok(located(&text, found)
+            Ok(found
                 .into_iter()
-                .map(|(line, col, why)| (rel.clone(), line, col, why))
+                .map(|(offset, why)| {
+                    let (line, col) = crate::error::line_col(&text, offset);
+                    (rel.clone(), line, col, why)
+                })
                 .collect())
         })
         .collect::<Result<_>>()?;
-    let written = gated.iter().flat_map(|(rel, refused)| {
-        refused
-            .iter()
-            .map(|&(line, col, why)| (rel.clone(), line, col, why))
-    });
     // Sorted by file, then position in it: a stable report.
-    let mut found: Vec<Refused> = found.into_iter().flatten().chain(written).collect();
+    let mut found: Vec<Refused> = found.into_iter().flatten().collect();
     if found.is_empty() {
         return Ok(());
     }

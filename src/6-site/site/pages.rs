@@ -29,30 +29,21 @@ pub(super) struct Emitted {
     pub(crate) rel: String,
     pub(crate) sha256: String,
     pub(crate) scanned: scan::Scanned,
-    /// What the output gate refused in it, when it was gated as written
-    /// ([`crate::gate::check_written`]).
-    pub(crate) gated: Option<crate::gate::Refusals>,
 }
 
-/// Write a generated file of campaign `id`, scan its bytes with `det` and
-/// pass markup through the output gate (as the rescan would read them),
-/// so the rescan need not read it back. Bytes the served site already has
-/// (preview) are none of these.
+/// Write a generated file of campaign `id` and scan its bytes with `det`
+/// (as the rescan would read them), so the rescan need not read it back.
+/// Bytes the served site already has (preview) are neither.
 fn emit(sink: &Sink, id: &str, rel: &str, bytes: &[u8], det: &Detector) -> Result<Emitted> {
     let (sha256, written) = sink.write(&format!("{id}/{rel}"), bytes)?;
-    if !written {
-        return Ok(Emitted {
-            rel: rel.to_string(),
-            sha256,
-            scanned: scan::Scanned::default(),
-            gated: None,
-        });
-    }
     Ok(Emitted {
         rel: rel.to_string(),
         sha256,
-        scanned: scan::scan_bytes(det, bytes, scan::View::of(Path::new(rel)))?,
-        gated: crate::gate::check_written(rel, bytes),
+        scanned: if written {
+            scan::scan_bytes(det, bytes, scan::View::of(Path::new(rel)))?
+        } else {
+            scan::Scanned::default()
+        },
     })
 }
 

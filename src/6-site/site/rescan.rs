@@ -35,7 +35,7 @@ pub(super) fn rescan(
     // Binaries and archives were scanned as inputs and copied as they are
     // (findings in them refused or accepted by hash): not read again.
     // No script-capable markup, whatever wrote it (theme overrides too).
-    crate::gate::check_tree(staging, gated, &written.gated)?;
+    crate::gate::check_tree(staging, gated)?;
     // Copies published as they are were found clean by the input scan, and
     // files scanned as they were written were scanned then: both only by
     // the detector before the pages met secrets by key. A secret learned

@@ -83,9 +83,6 @@ pub(super) struct Written {
     /// Generated files, and copies of large text files, scanned as they
     /// were written, with what was found.
     pub(crate) prescanned: BTreeMap<String, scan::Scanned>,
-    /// Generated markup passed through the output gate as it was written,
-    /// with what it refused.
-    pub(crate) gated: BTreeMap<String, crate::gate::Refusals>,
 }
 
 /// Published path -> SHA-256: what a SHA256SUMS lists.
@@ -152,9 +149,6 @@ impl Site<'_> {
         for em in &rendered.emitted {
             sums.insert(em.rel.clone(), em.sha256.clone());
             let rel = format!("{id}/{}", em.rel);
-            if let Some(refused) = &em.gated {
-                written.gated.insert(rel.clone(), refused.clone());
-            }
             written.prescanned.insert(rel, em.scanned.clone());
         }
         let mut write = |rel: &str, bytes: &[u8]| -> Result<()> {
