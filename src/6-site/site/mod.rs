@@ -83,13 +83,25 @@ impl Phases {
         if self.on {
             let (now, cpu) = (std::time::Instant::now(), cpu_ms());
             eprintln!(
-                "timing: {stage:<10} {:>8.1} ms  cpu {:>7.1} ms",
+                "timing: {stage:<10} {:>8.1} ms  cpu {:>7.1} ms  peak {:>6.1} MB",
                 (now - self.last).as_secs_f64() * 1e3,
-                cpu - self.cpu
+                cpu - self.cpu,
+                peak_mb()
             );
             (self.last, self.cpu) = (now, cpu);
         }
     }
+}
+
+/// The process's peak resident memory so far (VmHWM), in MB (0 where it
+/// cannot be read).
+fn peak_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 /// The process's CPU time so far, in ms (0 where it cannot be read).
