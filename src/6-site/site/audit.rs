@@ -15,18 +15,18 @@ use crate::render::GENERATOR;
 use serde::Serialize;
 
 #[derive(Serialize)]
-struct Audit {
+struct Audit<'a> {
     generator: &'static str,
     /// campaign.json as the pages show it: its references resolved, so no
     /// reference is published as literal text here either.
     campaign: campaign::Meta,
     verification: Verification,
     files: Vec<AuditFile>,
-    blocks: Vec<BlockRecord>,
-    ledger: Vec<LedgerEntry>,
+    blocks: &'a [BlockRecord],
+    ledger: &'a [LedgerEntry],
     /// campaign.json's consistency checks, each with both values read.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    checks: Vec<super::checks::Outcome>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    checks: &'a [super::checks::Outcome],
 }
 
 #[derive(Serialize)]
@@ -134,9 +134,9 @@ impl Site<'_> {
 
 /// What the render stage made of a campaign that audit.json records.
 pub(super) struct Shown<'a> {
-    pub(crate) blocks: Vec<BlockRecord>,
-    pub(crate) ledger: Vec<LedgerEntry>,
-    pub(crate) checks: Vec<super::checks::Outcome>,
+    pub(crate) blocks: &'a [BlockRecord],
+    pub(crate) ledger: &'a [LedgerEntry],
+    pub(crate) checks: &'a [super::checks::Outcome],
     /// Every number typed in the pages and the value it matched, as
     /// audit.json's last list.
     pub(crate) figures: &'a crate::claims::Records,

@@ -56,7 +56,9 @@ pub(super) struct PageCache {
     pub(crate) pages: HashMap<PageKey, Rendering>,
     /// A page's files as written (page, downloads) and their scans, by the
     /// fingerprint of everything that went into them.
-    pub(crate) outputs: HashMap<PageKey, PageFiles>,
+    /// Shared with the build that takes them: a page whose files are
+    /// unchanged costs no copy of them.
+    pub(crate) outputs: HashMap<PageKey, Arc<PageFiles>>,
     /// Data files as the last build loaded them, by the fingerprint of
     /// what they were read from (see `pages::source_fingerprint`): pages
     /// taken from the cache load none, and the typed-figure check reads

@@ -377,7 +377,7 @@ impl Target<'_> {
         // Each page let go once written (the last reference, in a build
         // that keeps nothing): a campaign of many pages does not hold
         // every rendered page until the last is written.
-        let outputs: Vec<Result<PageFiles>> = pages
+        let outputs: Vec<Result<Arc<PageFiles>>> = pages
             .into_par_iter()
             .zip(held)
             .enumerate()
@@ -390,6 +390,7 @@ impl Target<'_> {
                         let html = self.html(&page, &held)?;
                         let to_write = (&*page, html.as_ref());
                         self.write_page(campaign, header, to_write, (fingerprint, digest), keep)
+                            .map(Arc::new)
                     }
                 }
             })
@@ -425,12 +426,12 @@ impl Target<'_> {
 
     /// A page's files as the last build wrote them, handed to the sink
     /// again (which writes them only if the served site lost them).
-    fn rewrite(&self, p: &Public, old: &PageFiles) -> Result<PageFiles> {
+    fn rewrite(&self, p: &Public, old: &Arc<PageFiles>) -> Result<Arc<PageFiles>> {
         for f in &old.files {
             let rel = format!("{}/{}", p.meta.id, f.emitted.rel);
             self.sink.write_known(&rel, &f.bytes, &f.emitted.sha256)?;
         }
-        Ok(old.clone())
+        Ok(Arc::clone(old))
     }
 
     /// Template a page, then write and scan it and its downloads; `keep`

@@ -156,13 +156,27 @@ impl Site<'_> {
             sums.insert(rel.to_string(), sha);
             Ok(())
         };
-        write(layout::MANIFEST_PAGE, &self.manifest_page(i, &rendered)?)?;
         if let Some((name, bytes)) = single {
             write(&name, &bytes)?;
         }
         for f in &self.copies[i].files {
             sums.insert(f.path.clone(), f.public_sha256().to_string());
         }
+        // The manifest page and audit.json need nothing of each other:
+        // made and written at once (the largest files a campaign adds).
+        let manifest = || -> Result<(String, String)> {
+            let (sha, _) = sink.write(
+                &format!("{id}/{}", layout::MANIFEST_PAGE),
+                &self.manifest_page(i, &rendered)?,
+            )?;
+            Ok((layout::MANIFEST_PAGE.to_string(), sha))
+        };
+        let audit = || -> Result<(String, String)> {
+            let (sha, _) = self.write_audit(sink, i, &rendered)?;
+            Ok((layout::AUDIT.to_string(), sha))
+        };
+        let (manifest, audit) = rayon::join(manifest, audit);
+        sums.extend([manifest?, audit?]);
         // The pages show the digest of what the render stage knew: it must
         // be the one this SHA256SUMS gives by the documented rule (the
         // preview's pages show none).
@@ -170,29 +184,33 @@ impl Site<'_> {
         if shown != super::digest::IN_PREVIEW && super::digest::of_sums(&sums) != shown {
             crate::error::bail!("internal error: the publication digest of `{id}` shown on its pages is not the one its SHA256SUMS gives");
         }
-        let audit = self.audit(
-            i,
-            super::audit::Shown {
-                blocks: rendered.blocks,
-                ledger: rendered.ledger,
-                checks: rendered.checks,
-                figures: &rendered.figures,
-                digest: &rendered.digest,
-                header: &rendered.header,
-            },
-        )?;
-        let [head, tail] = &audit;
+        let sums_file = format!("{id}/{}", layout::SUMS);
+        let (sums_sha, _) = sink.write(&sums_file, sums_text(&sums).as_bytes())?;
+        self.mark_copies(i, written);
+        Ok(sums_sha)
+    }
+
+    /// Campaign `i`'s audit.json written: its head and tail around the
+    /// typed figures' lines. Returns its SHA-256 and whether it was written.
+    fn write_audit(&self, sink: &Sink, i: usize, rendered: &Rendered) -> Result<(String, bool)> {
+        let shown = super::audit::Shown {
+            blocks: &rendered.blocks,
+            ledger: &rendered.ledger,
+            checks: &rendered.checks,
+            figures: &rendered.figures,
+            digest: &rendered.digest,
+            header: &rendered.header,
+        };
+        let [head, tail] = &self.audit(i, shown)?;
         let parts = |write: &mut dyn FnMut(&[u8]) -> Result<()>| {
             write(head)?;
             rendered.figures.write_each(sink, write)?;
             write(tail)
         };
-        let (sha, _) = sink.write_parts(&format!("{id}/{}", layout::AUDIT), &parts)?;
-        sums.insert(layout::AUDIT.to_string(), sha);
-        let sums_file = format!("{id}/{}", layout::SUMS);
-        let (sums_sha, _) = sink.write(&sums_file, sums_text(&sums).as_bytes())?;
-        self.mark_copies(i, written);
-        Ok(sums_sha)
+        sink.write_parts(
+            &format!("{id}/{}", layout::AUDIT, id = self.publics[i].meta.id),
+            &parts,
+        )
     }
 
     /// The names the campaign's folder holds, as a case-insensitive disk
