@@ -49,7 +49,8 @@ pub(super) struct Site<'a> {
     pub(crate) single_file: bool,
     /// OUT, whose files a preview build that writes only changes keeps.
     pub(crate) out: &'a Path,
-    /// The preview's manifest rows as the last build rendered them.
+    /// The preview's manifest rows as the last build rendered them
+    /// (`None`: a one-shot build).
     pub(crate) rows: Option<&'a RowsCache>,
 }
 
@@ -162,8 +163,12 @@ impl Site<'_> {
         for f in &self.copies[i].files {
             sums.insert(f.path.clone(), f.public_sha256().to_string());
         }
-        // The manifest page and audit.json need nothing of each other:
-        // made and written at once (the largest files a campaign adds).
+        // The manifest page and audit.json need nothing of each other. The
+        // preview makes and writes them at once (the largest files a
+        // campaign adds, most of a save's write stage); a one-shot build
+        // one after the other, which keeps its peak memory lower (both
+        // at once raised it by up to 6 MB at 1,000 pages, for no time
+        // that could be measured).
         let manifest = || -> Result<(String, String)> {
             let (sha, _) = sink.write(
                 &format!("{id}/{}", layout::MANIFEST_PAGE),
@@ -175,7 +180,11 @@ impl Site<'_> {
             let (sha, _) = self.write_audit(sink, i, &rendered)?;
             Ok((layout::AUDIT.to_string(), sha))
         };
-        let (manifest, audit) = rayon::join(manifest, audit);
+        let (manifest, audit) = if self.rows.is_some() {
+            rayon::join(manifest, audit)
+        } else {
+            (manifest(), audit())
+        };
         sums.extend([manifest?, audit?]);
         // The pages show the digest of what the render stage knew: it must
         // be the one this SHA256SUMS gives by the documented rule (the
