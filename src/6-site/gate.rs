@@ -228,7 +228,10 @@ impl<'h> Collector<'h> {
             }
             CallbackEvent::AttributeValue { value } if self.in_tag => {
                 if let Some((_, v, _)) = tag.attrs.last_mut() {
-                    // A value comes in pieces only as one attribute's.
+                    // The value joins the last attribute's, as before. If
+                    // other text came after that value in the buffer, the
+                    // value is moved to the end first, so it stays in one
+                    // piece.
                     if v.end != tag.text.len() {
                         let moved = tag.text[v.clone()].to_string();
                         *v = tag.text.len()..tag.text.len();
