@@ -8,8 +8,8 @@
 #   (c) the same with 1,000 pages (each with a table and a chart).
 # The event request names the host with its port, as a browser does (the
 # preview refuses any other Host). Each edit is timed from just before the
-# write to the arrival of the `reload` event (debounce + rebuild +
-# notification); EDITS edits per case,
+# write to the arrival of the `reload` event (the watcher's settling +
+# rebuild + notification); EDITS edits per case,
 # median, 90th percentile, spread (min-max) and the server's peak resident
 # memory (VmHWM, the first build included) printed.
 #   benches/serve.sh [EDITS]                  (default 20)

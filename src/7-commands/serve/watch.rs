@@ -91,6 +91,13 @@ impl Settle {
         Some(quiet.min(self.first? + AT_MOST))
     }
 
+    /// The batch, if it is due at `now` (see [`Settle::take`]).
+    pub(super) fn ready(&mut self, now: Instant, root: &Path) -> Option<Vec<PathBuf>> {
+        self.due()
+            .is_some_and(|at| at <= now)
+            .then(|| self.take(root))
+    }
+
     /// The batch (`root` stands for everything when events were lost),
     /// and a fresh start.
     pub(super) fn take(&mut self, root: &Path) -> Vec<PathBuf> {
@@ -144,14 +151,16 @@ fn settle(
         match got {
             Ok(Ok(event)) => batch.event(&event, Instant::now()),
             Ok(Err(_)) => batch.failed(Instant::now()),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if batch.due().is_some_and(|at| at <= Instant::now())
-                    && tx.send(batch.take(root)).is_err()
-                {
-                    return;
-                }
-            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        // Asked after every event too, not only when none came in time:
+        // events arriving faster than they are taken in never let the
+        // wait time out, and the batch would never go.
+        if let Some(paths) = batch.ready(Instant::now(), root) {
+            if tx.send(paths).is_err() {
+                return;
+            }
         }
     }
 }
@@ -229,6 +238,25 @@ mod tests {
         s.take(Path::new("/r"));
         s.event(&written("run.log"), t + Duration::from_secs(3));
         assert_eq!(s.due(), Some(t + Duration::from_secs(3) + QUIET));
+    }
+
+    /// A log written without pause: the batch goes once [`AT_MOST`] has
+    /// passed, asked after each event, while the events go on coming.
+    #[test]
+    fn a_batch_goes_at_most_a_while_after_its_first_event_while_events_go_on() {
+        let t = Instant::now();
+        let mut s = Settle::default();
+        let mut sent = Vec::new();
+        for ms in 0..2000 {
+            let now = t + Duration::from_millis(ms);
+            s.event(&written("run.log"), now);
+            if let Some(paths) = s.ready(now, Path::new("/r")) {
+                sent.push((ms, paths));
+            }
+        }
+        let at: Vec<u64> = sent.iter().map(|(ms, _)| *ms).collect();
+        assert_eq!(at, [500, 1001, 1502]);
+        assert!(sent.iter().all(|(_, p)| p == &[PathBuf::from("run.log")]));
     }
 
     #[test]
