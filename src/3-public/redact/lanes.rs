@@ -5,8 +5,8 @@
 //! four parts of a window of the text, interleaved, overlap those waits,
 //! and a clean stretch (most of what a build searches) is passed over in
 //! about half the time. [`any_match`] is exactly `builtin().is_match`;
-//! [`first_part`] says where no match can begin before, so `rules::find`
-//! starts its search there:
+//! [`first_part`] says where no match can begin before ([`super::map`]
+//! builds on the same [`Walk`] to go on past matches, for `rules::find`):
 //!
 //! - each walk starts where a search of the whole text would start at its
 //!   part's first byte (the same look-behind), so it finds every match
@@ -22,29 +22,33 @@
 //!   (one long run of letters and digits), the text is searched the usual
 //!   way.
 
-use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::hybrid::dfa::DFA;
+use regex_automata::hybrid::regex::{Cache, Regex};
 use regex_automata::hybrid::LazyStateID;
 use regex_automata::util::pool::Pool;
 use regex_automata::util::start;
 use std::sync::OnceLock;
 
 /// Walks at once.
-const LANES: usize = 4;
+pub(super) const LANES: usize = 4;
 /// How far a walk goes on past its part's end before the text is searched
 /// the usual way instead: a match under way ends within a token or two,
 /// but a run of letters and digits as long as the text (base64) keeps one
 /// going, and four walks each finishing it alone would cost more than one
 /// search.
-const MAX_FINISH: usize = 16 << 10;
+pub(super) const MAX_FINISH: usize = 16 << 10;
 /// Shorter texts are searched the usual way: setting four walks up costs
 /// more than it saves.
 pub(super) const MIN_LEN: usize = 4096;
 
-fn dfa() -> &'static DFA {
-    static DFA: OnceLock<DFA> = OnceLock::new();
-    DFA.get_or_init(|| {
-        DFA::builder()
-            .configure(DFA::config().cache_capacity(64 << 20))
+/// The built-in pattern as a lazy DFA, forward (what the walks step
+/// through) and reverse (where [`super::map`] finds where a match that a
+/// walk saw end begins), built as the `regex` crate builds its own.
+fn regex() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::builder()
+            .dfa(DFA::config().cache_capacity(64 << 20))
             .syntax(regex_automata::util::syntax::Config::new().utf8(false))
             .thompson(
                 regex_automata::nfa::thompson::Config::new()
@@ -56,11 +60,21 @@ fn dfa() -> &'static DFA {
     })
 }
 
+fn dfa() -> &'static DFA {
+    regex().forward()
+}
+
+/// The reverse DFA of [`regex`].
+pub(super) fn reverse() -> &'static DFA {
+    regex().reverse()
+}
+
 type Caches = Pool<Cache, fn() -> Cache>;
 
-fn caches() -> &'static Caches {
+/// One cache per thread at a time, forward and reverse.
+pub(super) fn caches() -> &'static Caches {
     static POOL: OnceLock<Caches> = OnceLock::new();
-    POOL.get_or_init(|| Pool::new(|| dfa().create_cache()))
+    POOL.get_or_init(|| Pool::new(|| Cache::new(regex())))
 }
 
 /// `builtin().is_match(text)`, four parts of `text` at a time.
@@ -80,26 +94,29 @@ pub(super) fn any_match(text: &[u8]) -> bool {
 /// walks could not tell (search the usual way).
 pub(super) fn first_part(text: &[u8], within: std::ops::Range<usize>) -> Option<Option<usize>> {
     let mut cache = caches().get();
-    let mut walk = Walk {
-        dfa: dfa(),
-        clears: cache.clear_count(),
-        cache: &mut cache,
-        text,
-    };
-    walk.first(within)
+    Walk::new(cache.forward_mut(), text).first(within)
 }
 
 /// The walks over one text. Every method returns `None` once the cache
 /// was cleared or the DFA gave up.
-struct Walk<'a> {
-    dfa: &'static DFA,
-    cache: &'a mut Cache,
+pub(super) struct Walk<'a> {
+    pub(super) dfa: &'static DFA,
+    pub(super) cache: &'a mut regex_automata::hybrid::dfa::Cache,
     /// The cache's clear count when the walks began.
     clears: usize,
-    text: &'a [u8],
+    pub(super) text: &'a [u8],
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    pub(super) fn new(cache: &'a mut regex_automata::hybrid::dfa::Cache, text: &'a [u8]) -> Self {
+        Walk {
+            dfa: dfa(),
+            clears: cache.clear_count(),
+            cache,
+            text,
+        }
+    }
+
     /// See [`first_part`].
     fn first(&mut self, within: std::ops::Range<usize>) -> Option<Option<usize>> {
         let (from, to) = (within.start, within.end);
@@ -129,8 +146,8 @@ impl Walk<'_> {
             {
                 for l in 0..LANES {
                     match self.settle(at[l], next[l], b[l])? {
-                        Step::Match if l == 0 => return Some(Some(from)),
-                        Step::Match => {
+                        Step::Match(_) if l == 0 => return Some(Some(from)),
+                        Step::Match(_) => {
                             met = met.min(l);
                             next[l] = parked;
                         }
@@ -164,7 +181,7 @@ impl Walk<'_> {
     fn walk_to(&mut self, sid: &mut LazyStateID, q: usize, to: usize) -> Option<bool> {
         for &b in &self.text[q..to] {
             match self.step(*sid, b)? {
-                Step::Match => return Some(true),
+                Step::Match(_) => return Some(true),
                 Step::To(next) => *sid = next,
             }
         }
@@ -173,26 +190,37 @@ impl Walk<'_> {
 
     /// Walk on from `sid` at `q` until it is where a search started at `q`
     /// would be, it matches, or the text ends; whether it matched.
-    fn finish(&mut self, mut sid: LazyStateID, mut q: usize) -> Option<bool> {
+    fn finish(&mut self, sid: LazyStateID, q: usize) -> Option<bool> {
+        Some(!matches!(self.finish_at(sid, q)?, Tail::Clean(_)))
+    }
+
+    /// [`Walk::finish`], telling where: a walk that started at `from`
+    /// and is in `sid` at `q` ends clean at `r` (no match begins in
+    /// `from..r`), or meets a match.
+    pub(super) fn finish_at(&mut self, mut sid: LazyStateID, mut q: usize) -> Option<Tail> {
         let give_up = q.saturating_add(MAX_FINISH);
         while q < self.text.len() {
             if sid == self.fresh(q)? {
-                return Some(false);
+                return Some(Tail::Clean(q));
             }
             if q == give_up {
                 return None;
             }
             match self.step(sid, self.text[q])? {
-                Step::Match => return Some(true),
+                Step::Match(m) => return Some(Tail::Match(m, q)),
                 Step::To(next) => sid = next,
             }
             q += 1;
         }
-        self.end(sid)
+        Some(if self.end(sid)? {
+            Tail::EndMatch
+        } else {
+            Tail::Clean(q)
+        })
     }
 
     /// The state a search of the whole text starting at `q` starts in.
-    fn fresh(&mut self, q: usize) -> Option<LazyStateID> {
+    pub(super) fn fresh(&mut self, q: usize) -> Option<LazyStateID> {
         let look_behind = q.checked_sub(1).map(|p| self.text[p]);
         let config = start::Config::new().look_behind(look_behind);
         let sid = self.dfa.start_state(self.cache, &config).ok()?;
@@ -203,7 +231,7 @@ impl Walk<'_> {
     /// One byte on from `sid` (never a tagged state: those are matches or
     /// dead, which end a walk, or not yet computed).
     #[inline(always)]
-    fn step(&mut self, sid: LazyStateID, b: u8) -> Option<Step> {
+    pub(super) fn step(&mut self, sid: LazyStateID, b: u8) -> Option<Step> {
         let next = self.dfa.next_state_untagged(self.cache, sid, b);
         if next.is_tagged() {
             return self.settle(sid, next, b);
@@ -214,14 +242,19 @@ impl Walk<'_> {
     /// What `next`, the transition from `sid` on `b` as the cache has it,
     /// is: computed if it was not yet, a match, or a state to go on from.
     #[inline(never)]
-    fn settle(&mut self, sid: LazyStateID, mut next: LazyStateID, b: u8) -> Option<Step> {
+    pub(super) fn settle(
+        &mut self,
+        sid: LazyStateID,
+        mut next: LazyStateID,
+        b: u8,
+    ) -> Option<Step> {
         if next.is_tagged() {
             if next.is_unknown() {
                 next = self.dfa.next_state(self.cache, sid, b).ok()?;
                 self.same_cache()?;
             }
             if next.is_match() {
-                return Some(Step::Match);
+                return Some(Step::Match(next));
             }
             if next.is_dead() || next.is_quit() {
                 // Unanchored, a search only dies after a match; there are
@@ -233,21 +266,32 @@ impl Walk<'_> {
     }
 
     /// The end of the text after `sid`: does a match end there?
-    fn end(&mut self, sid: LazyStateID) -> Option<bool> {
+    pub(super) fn end(&mut self, sid: LazyStateID) -> Option<bool> {
         let eoi = self.dfa.next_eoi_state(self.cache, sid).ok()?;
         self.same_cache()?;
         Some(eoi.is_match())
     }
 
     /// `None` once the cache was cleared: every state a walk holds is stale.
-    fn same_cache(&self) -> Option<()> {
+    pub(super) fn same_cache(&self) -> Option<()> {
         (self.cache.clear_count() == self.clears).then_some(())
     }
 }
 
-enum Step {
-    Match,
+pub(super) enum Step {
+    /// The byte stepped on ends a match (the match state, to go on from).
+    Match(LazyStateID),
     To(LazyStateID),
+}
+
+/// Where a walk past its part's end stops ([`Walk::finish_at`]).
+pub(super) enum Tail {
+    /// Where it is as a fresh walk would be: no match begins before.
+    Clean(usize),
+    /// It met a match (the state) on the byte at this place.
+    Match(LazyStateID, usize),
+    /// A match ends where the text does.
+    EndMatch,
 }
 
 #[cfg(test)]

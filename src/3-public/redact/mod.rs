@@ -5,6 +5,7 @@
 //! build; numbers follow the order values are first registered.
 
 mod lanes;
+mod map;
 mod names;
 pub(crate) use names::{mask as mask_name, mask_line};
 mod policy;

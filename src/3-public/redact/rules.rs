@@ -105,37 +105,19 @@ pub(super) fn find(text: &[u8], out: &mut Vec<Hit>) {
     find_walking(text, out, true);
 }
 
-/// [`find`]; with `walks`, the clean stretches of a large text are passed
-/// over by four walks at once ([`super::lanes::first_part`]) rather than by
-/// the search: a window at a time, twice as long after each clean one (up
-/// to a chunk), back to the shortest after a match, and no more once the
-/// next match begins in a window's first quarter (matches are close
-/// together: the search alone goes on).
-pub(super) fn find_walking(text: &[u8], out: &mut Vec<Hit>, mut walks: bool) {
-    const WINDOW: usize = 64 << 10;
+/// [`find`]; with `walks`, each search starts where the four walks of
+/// [`super::map`] found that the next match begins, rather than where the
+/// last one left off, so the stretches between matches are passed over
+/// four places at a time.
+pub(super) fn find_walking(text: &[u8], out: &mut Vec<Hit>, walks: bool) {
     let re = builtin();
     let mut memo = Memo::default();
+    let mut starts = super::map::Starts::new(text, walks);
     let mut at = 0;
-    let mut window = WINDOW;
     while at <= text.len() {
-        let mut from = at;
-        while walks && text.len() - from >= super::lanes::MIN_LEN {
-            let to = text.len().min(from.saturating_add(window));
-            match super::lanes::first_part(text, from..to) {
-                Some(None) if to == text.len() => return,
-                Some(None) => {
-                    from = to;
-                    window = window.saturating_mul(2).min(super::scan::CHUNK);
-                }
-                Some(Some(p)) => {
-                    walks = p > from;
-                    window = WINDOW;
-                    from = p;
-                    break;
-                }
-                None => walks = false,
-            }
-        }
+        let Some(from) = starts.next(at) else {
+            break;
+        };
         let Some(caps) = re.captures_at(text, from) else {
             break;
         };
