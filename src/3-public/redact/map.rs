@@ -45,7 +45,8 @@ struct Region {
 /// Where to search from, as [`Starts::next`] tells it.
 pub(super) struct Starts<'t> {
     text: &'t [u8],
-    cache: PoolGuard<'static, Cache, fn() -> Cache>,
+    /// Taken from the pool when the first window is mapped.
+    cache: Option<PoolGuard<'static, Cache, fn() -> Cache>>,
     /// What the walks found, in order of `from`, and the first not passed.
     regions: Vec<Region>,
     next: usize,
@@ -62,7 +63,7 @@ impl<'t> Starts<'t> {
     pub(super) fn new(text: &'t [u8], walks: bool) -> Self {
         Starts {
             text,
-            cache: lanes::caches().get(),
+            cache: None,
             regions: Vec::new(),
             next: 0,
             covered: 0,
@@ -99,7 +100,7 @@ impl<'t> Starts<'t> {
                 }
                 Ask::Walk { by } => {
                     let text = self.text;
-                    match clean_until(&mut Walk::new(self.cache.forward_mut(), text), at, by) {
+                    match clean_until(&mut Walk::new(self.cache().forward_mut(), text), at, by) {
                         Some(q) => at = q,
                         None => return Some(at),
                     }
@@ -115,11 +116,14 @@ impl<'t> Starts<'t> {
         self.regions.clear();
         self.next = 0;
         let text = self.text;
-        let mut walk = Walk::new(self.cache.forward_mut(), text);
+        let cache = self.cache.get_or_insert_with(|| lanes::caches().get());
+        let mut walk = Walk::new(cache.forward_mut(), text);
         self.walked = Mapping {
             walk: &mut walk,
             regions: &mut self.regions,
             steals: 0,
+            reach: (0, 0),
+            to_ends: 0,
         }
         .run(at, to)
         .is_some();
@@ -171,6 +175,10 @@ impl<'t> Starts<'t> {
         }
     }
 
+    fn cache(&mut self) -> &mut Cache {
+        self.cache.get_or_insert_with(|| lanes::caches().get())
+    }
+
     /// Where the first match a search from `from` finds, ending at `end`,
     /// begins: the reverse search anchored at `end` (what `regex` does).
     fn start(&mut self, from: usize, end: usize) -> Option<usize> {
@@ -178,7 +186,7 @@ impl<'t> Starts<'t> {
             .span(from..end)
             .anchored(Anchored::Yes)
             .earliest(false);
-        let found = lanes::reverse().try_search_rev(self.cache.reverse_mut(), &input);
+        let found = lanes::reverse().try_search_rev(self.cache().reverse_mut(), &input);
         found.ok().flatten().map(|m| m.offset())
     }
 }
@@ -227,6 +235,13 @@ struct Mapping<'w, 'a> {
     regions: &'w mut Vec<Region>,
     /// Parts shared out by [`Mapping::steal`].
     steals: usize,
+    /// The stretch of the last match noted that ran past its walk's part: a walk
+    /// whose stretch lies inside it starts afresh at its end (that
+    /// match's stretch covers what the walk has seen), so a match as long
+    /// as the window is walked once, not by every walk inside it.
+    reach: (usize, usize),
+    /// Bytes walked to find where matches end.
+    to_ends: usize,
 }
 
 impl Mapping<'_, '_> {
@@ -250,12 +265,14 @@ impl Mapping<'_, '_> {
             if left > 0 {
                 if let Some(next) = self.in_step(&mut lanes, left) {
                     for (lane, next) in lanes.iter_mut().zip(next) {
-                        self.settle(lane, next)?;
+                        if !self.inside_reach(lane)? {
+                            self.settle(lane, next)?;
+                        }
                     }
                 }
             }
             for lane in lanes.iter_mut() {
-                if !lane.done && lane.pos >= lane.end {
+                if !self.inside_reach(lane)? && !lane.done && lane.pos >= lane.end {
                     self.tail(lane)?;
                 }
             }
@@ -269,6 +286,21 @@ impl Mapping<'_, '_> {
                 }
             }
         }
+    }
+
+    /// A lane whose stretch lies inside [`Mapping::reach`] starts afresh
+    /// at its end, or is done if its part ends before; whether it was.
+    fn inside_reach(&mut self, lane: &mut Lane) -> Option<bool> {
+        let (from, to) = self.reach;
+        if lane.done || lane.from < from || lane.pos >= to {
+            return Some(false);
+        }
+        if lane.end <= to {
+            lane.done = true;
+        } else {
+            *lane = self.lane(to, lane.end)?;
+        }
+        Some(true)
     }
 
     fn lane(&mut self, start: usize, end: usize) -> Option<Lane> {
@@ -337,6 +369,9 @@ impl Mapping<'_, '_> {
             found: Some(None),
         });
         lane.pos = end;
+        if end > lane.end {
+            self.reach = (lane.from, end);
+        }
         if end >= lane.end {
             lane.done = true;
         } else {
@@ -353,6 +388,7 @@ impl Mapping<'_, '_> {
         let walk = &mut *self.walk;
         let mut end = at;
         for q in at + 1..walk.text.len() {
+            self.to_ends += 1;
             sid = walk.dfa.next_state(walk.cache, sid, walk.text[q]).ok()?;
             walk.same_cache()?;
             if sid.is_match() {
@@ -363,9 +399,7 @@ impl Mapping<'_, '_> {
                 return None;
             }
         }
-        let eoi = walk.dfa.next_eoi_state(walk.cache, sid).ok()?;
-        walk.same_cache()?;
-        Some(if eoi.is_match() { walk.text.len() } else { end })
+        Some(if walk.end(sid)? { walk.text.len() } else { end })
     }
 
     /// The lane at its part's end: on until it is clean or meets a match.
@@ -413,6 +447,9 @@ impl Mapping<'_, '_> {
     /// The lane on alone to its end and past it.
     fn alone(&mut self, lane: &mut Lane) -> Option<()> {
         while !lane.done {
+            if self.inside_reach(lane)? {
+                continue;
+            }
             if lane.pos >= lane.end {
                 self.tail(lane)?;
                 continue;
@@ -534,6 +571,23 @@ mod tests {
         assert!(!alone.is_empty());
     }
 
+    /// The first window of `text` mapped: whether the walks could tell,
+    /// the parts shared out, and the bytes walked to find matches' ends.
+    fn map_window(text: &[u8]) -> (bool, usize, usize) {
+        let mut regions = Vec::new();
+        let mut cache = lanes::caches().get();
+        let mut walk = Walk::new(cache.forward_mut(), text);
+        let mut mapping = Mapping {
+            walk: &mut walk,
+            regions: &mut regions,
+            steals: 0,
+            reach: (0, 0),
+            to_ends: 0,
+        };
+        let walked = mapping.run(0, text.len().min(WINDOW)).is_some();
+        (walked, mapping.steals, mapping.to_ends)
+    }
+
     /// Long matches (a PEM block, a long token) put one walk far ahead of
     /// the others: it takes half of what another has left, and the hits
     /// are still those of the search alone.
@@ -553,18 +607,32 @@ mod tests {
             for at in [10, 3000, 40_000] {
                 let mut text = dense(300_000, 2000, 0);
                 text.splice(at..at, long.iter().copied());
-                let mut regions = Vec::new();
-                let mut cache = lanes::caches().get();
-                let mut walk = Walk::new(cache.forward_mut(), &text);
-                let mut mapping = Mapping {
-                    walk: &mut walk,
-                    regions: &mut regions,
-                    steals: 0,
-                };
-                assert!(mapping.run(0, text.len()).is_some());
-                assert!(mapping.steals > 0, "at {at}");
+                let (walked, steals, _) = map_window(&text);
+                assert!(walked && steals > 0, "at {at}");
                 same_hits(&text, &format!("a long match at {at}"));
             }
+        }
+    }
+
+    /// A match as long as most of a window is walked to its end once,
+    /// not again by each walk whose part lies inside it or that takes
+    /// half of such a part.
+    #[test]
+    fn a_long_match_is_walked_to_its_end_once() {
+        let mut token = b" sk-proj-".to_vec();
+        token.extend((0..700_000).map(|i| b"aZ09_-"[i % 6]));
+        token.push(b'\n');
+        for at in [10, 100_000] {
+            let mut text = dense(WINDOW, 2000, 0);
+            text.splice(at..at, token.iter().copied());
+            let (walked, _, to_ends) = map_window(&text);
+            assert!(walked, "at {at}");
+            assert!(
+                to_ends < token.len() + token.len() / 4,
+                "at {at}: {to_ends} bytes walked to ends, for a match of {}",
+                token.len()
+            );
+            same_hits(&text, &format!("a match of 700 KB at {at}"));
         }
     }
 }
