@@ -14,6 +14,10 @@
 # memory (VmHWM, the first build included) printed.
 #   benches/serve.sh [EDITS]                  (default 20)
 #   EXHIBIT=/abs/path/to/exhibit benches/serve.sh   (skip the cargo build)
+#   STAGES=1 benches/serve.sh                 (each case's mean time per
+#       build stage over the edits, wall/CPU ms, from EXHIBIT_TIMINGS=1:
+#       where a save's time goes; off by default, as printing them costs a
+#       little time in every save)
 # Target (issue 21, "Speed v2"): (c) median under 60 ms and p90 under
 # 80 ms. Earlier issues' targets, still printed: median under 100 ms for
 # (a), under 300 ms for (b) (issue: preview), under 150 ms for (c) (issue:
@@ -31,15 +35,20 @@ cp -r sample-artifacts/glm53-flash-linux-vs-wsl "$work/sample"
 python3 benches/gen-campaign.py "$work/gen200" --pages 200 --records 12 --artifact-mb 8 --seed 7
 python3 benches/gen-campaign.py "$work/gen1000" --pages 1000 --records 12 --artifact-mb 8 --seed 7
 python3 - "$bin" "$work" "$edits" <<'PY'
-import os, socket, statistics, subprocess, sys, time
+import os, re, socket, statistics, subprocess, sys, time
 binary, work, edits = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
 def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 
+stages = os.environ.get("STAGES") == "1"
+stage_lines = []
+
 def case(name, root, target, edit):
+    env = dict(os.environ, EXHIBIT_TIMINGS="1") if stages else None
+    err = open(os.path.join(work, "stderr"), "w+") if stages else subprocess.DEVNULL
     proc = subprocess.Popen([binary, "serve", root, "--port", str(free_port())],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=err, text=True, env=env)
     try:
         url = None
         while url is None:
@@ -78,6 +87,26 @@ def case(name, root, target, edit):
     finally:
         proc.kill()
         proc.wait()
+        if stages:
+            err.seek(0)
+            print_stages(name, err.read())
+
+def print_stages(name, stderr):
+    # Builds end with their `swap` line; the first (the whole site) is left out.
+    builds, current = [], {}
+    for m in re.finditer(r"^timing: (\S+)\s+([\d.]+) ms\s+cpu\s+([\d.]+) ms", stderr, re.M):
+        current[m[1]] = (float(m[2]), float(m[3]))
+        if m[1] == "swap":
+            builds.append(current)
+            current = {}
+    saves = builds[1:]
+    if not saves:
+        stage_lines.append(f"  {name}: no stage times were printed")
+        return
+    names = list(saves[0])
+    mean = lambda k, i: statistics.mean(b[k][i] for b in saves if k in b)
+    stage_lines.append(f"  {name}, stages over {len(saves)} saves, mean wall/cpu ms: "
+          + "  ".join(f"{k} {mean(k, 0):.1f}/{mean(k, 1):.1f}" for k in names))
 
 def peak_mb(pid):
     # The server's peak resident memory so far (VmHWM), first build included.
@@ -114,4 +143,6 @@ med, p90 = issue21
 print(f"issue 21, (c): median {med:.1f} ms (target < 60: {'PASS' if med < 60 else 'FAIL'}); "
       f"p90 {p90:.1f} ms (target < 80: {'PASS' if p90 < 80 else 'FAIL'})")
 print("overall, earlier issues' targets:", "PASS" if ok else "FAIL")
+for line in stage_lines:
+    print(line)
 PY
