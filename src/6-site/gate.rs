@@ -14,6 +14,7 @@ use crate::redact::scan::{self, CleanChunks};
 use html5gum::emitters::callback::{Callback, CallbackEmitter, CallbackEvent};
 use html5gum::{Span, Tokenizer};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::ops::Range;
 use std::path::Path;
 
@@ -148,24 +149,29 @@ fn is_css(path: &Path) -> bool {
 }
 
 /// The start tag being read: its lowercased name and attributes (name,
-/// decoded value, where the name starts), their text in one buffer kept
-/// from tag to tag, so reading a tag allocates nothing.
+/// decoded value, where the name starts), their bytes in one buffer kept
+/// from tag to tag, so reading a tag allocates nothing. Bytes as the
+/// tokenizer hands them on: it reads text (UTF-8), so they are whole
+/// characters, compared with ASCII names as they are, and a value read
+/// as a URL or CSS is taken as text only then.
 #[derive(Default)]
 struct Tag {
-    name: String,
+    name: Vec<u8>,
     /// Where the name ends; [`tag_start`] finds its `<`.
     name_end: usize,
-    text: String,
+    text: Vec<u8>,
     attrs: Vec<(Range<usize>, Range<usize>, usize)>,
 }
 
 impl Tag {
-    fn attr(&self, key: &str) -> Option<&str> {
-        self.attrs().find(|(k, _, _)| *k == key).map(|(_, v, _)| v)
+    fn attr(&self, key: &[u8]) -> Option<Cow<'_, str>> {
+        self.attrs()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, v, _)| String::from_utf8_lossy(v))
     }
 
     /// (name, value, where the name starts) of each attribute.
-    fn attrs(&self) -> impl Iterator<Item = (&str, &str, usize)> {
+    fn attrs(&self) -> impl Iterator<Item = (&[u8], &[u8], usize)> {
         self.attrs
             .iter()
             .map(|(k, v, at)| (&self.text[k.clone()], &self.text[v.clone()], *at))
@@ -213,7 +219,7 @@ impl<'h> Collector<'h> {
             CallbackEvent::OpenStartTag { name } => {
                 self.in_tag = true;
                 tag.name.clear();
-                tag.name.push_str(&String::from_utf8_lossy(name));
+                tag.name.extend_from_slice(name);
                 tag.name.make_ascii_lowercase();
                 tag.name_end = span.end;
                 tag.text.clear();
@@ -221,7 +227,7 @@ impl<'h> Collector<'h> {
             }
             CallbackEvent::AttributeName { name } if self.in_tag => {
                 let start = tag.text.len();
-                tag.text.push_str(&String::from_utf8_lossy(name));
+                tag.text.extend_from_slice(name);
                 tag.text[start..].make_ascii_lowercase();
                 let end = tag.text.len();
                 tag.attrs.push((start..end, end..end, span.start));
@@ -233,11 +239,11 @@ impl<'h> Collector<'h> {
                     // value is moved to the end first, so it stays in one
                     // piece.
                     if v.end != tag.text.len() {
-                        let moved = tag.text[v.clone()].to_string();
+                        let moved = tag.text[v.clone()].to_vec();
                         *v = tag.text.len()..tag.text.len();
-                        tag.text.push_str(&moved);
+                        tag.text.extend_from_slice(&moved);
                     }
-                    tag.text.push_str(&String::from_utf8_lossy(value));
+                    tag.text.extend_from_slice(value);
                     v.end = tag.text.len();
                 }
             }
@@ -245,11 +251,11 @@ impl<'h> Collector<'h> {
                 self.in_tag = false;
                 let at = tag_start(self.html, tag.name_end);
                 check_tag(tag, at, &mut self.found);
-                let style = tag.name == "style";
+                let style = tag.name == b"style";
                 if style {
                     self.style = Some((String::new(), span.end));
                 }
-                let sentinel = tag.name == SENTINEL[1..SENTINEL.len() - 1];
+                let sentinel = tag.name == SENTINEL.as_bytes()[1..SENTINEL.len() - 1];
                 return Some(Token::Start {
                     at,
                     style,
@@ -405,13 +411,13 @@ fn tag_start(html: &str, name_end: usize) -> usize {
 
 /// What `tag`, starting at `at`, holds that can run script.
 fn check_tag(tag: &Tag, at: usize, found: &mut Vec<(usize, &'static str)>) {
-    let name = tag.name.as_str();
-    if let Some((_, why)) = ELEMENTS.iter().find(|(n, _)| *n == name) {
+    let name = tag.name.as_slice();
+    if let Some((_, why)) = ELEMENTS.iter().find(|(n, _)| n.as_bytes() == name) {
         found.push((at, why));
     }
-    if name == "meta"
+    if name == b"meta"
         && tag
-            .attr("http-equiv")
+            .attr(b"http-equiv")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"))
     {
         found.push((at, "a <meta http-equiv=\"refresh\"> redirect"));
@@ -419,25 +425,26 @@ fn check_tag(tag: &Tag, at: usize, found: &mut Vec<(usize, &'static str)>) {
     // SVG animation can set an `href` to a script URL after load.
     if matches!(
         name,
-        "animate" | "set" | "animatemotion" | "animatetransform"
+        b"animate" | b"set" | b"animatemotion" | b"animatetransform"
     ) && tag
-        .attr("attributename")
+        .attr(b"attributename")
         .is_some_and(|v| v.to_ascii_lowercase().contains("href"))
     {
         found.push((at, "an SVG animation that sets a link"));
     }
     for (key, value, at) in tag.attrs() {
-        if key.starts_with("on") {
+        if key.starts_with(b"on") {
             found.push((at, "an event-handler attribute (on...)"));
-        } else if key == "srcdoc" {
+        } else if key == b"srcdoc" {
             found.push((at, "a srcdoc attribute"));
-        } else if key == "style" {
-            found.extend(check_css(value).into_iter().map(|why| (at, why)));
-        } else if URL_ATTRS.contains(&key)
-            || matches!(key, "values" | "to" | "from") && name != "animatetransform"
+        } else if key == b"style" {
+            let css = String::from_utf8_lossy(value);
+            found.extend(check_css(&css).into_iter().map(|why| (at, why)));
+        } else if URL_ATTRS.iter().any(|a| a.as_bytes() == key)
+            || matches!(key, b"values" | b"to" | b"from") && name != b"animatetransform"
         {
-            let image = name == "img" && key == "src";
-            if let Some(why) = script_url(value, image) {
+            let image = name == b"img" && key == b"src";
+            if let Some(why) = script_url(&String::from_utf8_lossy(value), image) {
                 found.push((at, why));
             }
         }
@@ -492,31 +499,41 @@ fn one_url(value: &str, image: bool) -> Option<&'static str> {
 fn check_css(css: &str) -> Vec<&'static str> {
     let css = css_plain(css);
     let mut found = Vec::new();
-    if css.contains("expression(") {
+    // Each construct holds one of these bytes: most CSS (a page's print
+    // rules) is told clean without looking for the constructs that need
+    // the others.
+    let has = |b: u8| memchr::memchr(b, css.as_bytes()).is_some();
+    let (paren, colon, at) = (has(b'('), has(b':'), has(b'@'));
+    if paren && css.contains("expression(") {
         found.push("a CSS expression()");
     }
     for property in ["behavior:", "-moz-binding:"] {
-        let starts = css.match_indices(property).any(|(i, _)| {
-            !css[..i]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        });
+        let starts = colon
+            && css.match_indices(property).any(|(i, _)| {
+                !css[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            });
         if starts {
             found.push("a CSS behavior or binding (runs script in old browsers)");
         }
     }
-    for (i, _) in css.match_indices("url(") {
-        let rest = &css[i + 4..];
-        let target = rest[..rest.find(')').unwrap_or(rest.len())].trim_matches(['"', '\'']);
-        if let Some(why) = one_url(target, true) {
-            found.push(why);
+    if paren {
+        for (i, _) in css.match_indices("url(") {
+            let rest = &css[i + 4..];
+            let target = rest[..rest.find(')').unwrap_or(rest.len())].trim_matches(['"', '\'']);
+            if let Some(why) = one_url(target, true) {
+                found.push(why);
+            }
         }
     }
-    for (i, _) in css.match_indices("@import") {
-        let rest = css[i + 7..].trim_start_matches(['"', '\'']);
-        if let Some(why) = one_url(rest, true) {
-            found.push(why);
+    if at {
+        for (i, _) in css.match_indices("@import") {
+            let rest = css[i + 7..].trim_start_matches(['"', '\'']);
+            if let Some(why) = one_url(rest, true) {
+                found.push(why);
+            }
         }
     }
     found.dedup();
@@ -649,6 +666,16 @@ mod tests {
                 "a CSS behavior or binding (runs script in old browsers)",
                 "a vbscript: URL"
             ]
+        );
+        // A construct's `(`, `:` or `@` written as an escape is read too.
+        assert_eq!(check_css("a{x:expression\\28 1)}"), ["a CSS expression()"]);
+        assert_eq!(
+            check_css("\\40 import 'javascript:x';"),
+            ["a javascript: URL"]
+        );
+        assert_eq!(
+            check_css("a{behavior\\3a url(x.htc)}"),
+            ["a CSS behavior or binding (runs script in old browsers)"]
         );
         // Placed on its line, or where the style text starts.
         let html = "<p>\n<style>\n  a{b:expression(1)}</style>";
