@@ -5,6 +5,7 @@
 
 use crate::error::Lines;
 use regex::Regex;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// A number typed in a page, as written.
@@ -140,9 +141,7 @@ pub(crate) fn figures(page: &Lines, s: &str, base: usize, heading: bool) -> Vec<
         {
             continue;
         }
-        let digits: String = num.chars().filter(|c| *c != ',').collect();
-        let decimals = digits.split_once('.').map_or(0, |(_, f)| f.len() as u32);
-        let Ok(scaled) = digits.replace('.', "").parse::<u64>() else {
+        let Some((scaled, decimals)) = scaled(num) else {
             continue;
         };
         let start = sign.map_or(num_start, |(at, _)| at);
@@ -303,16 +302,40 @@ pub(crate) fn ascii_json(s: &str) -> String {
 
 /// `s` with each of the `cut` ranges (on character boundaries) blanked
 /// with spaces, in one pass.
-fn blanked(s: &str, cut: &[std::ops::Range<usize>]) -> String {
+fn blanked<'s>(s: &'s str, cut: &[std::ops::Range<usize>]) -> Cow<'s, str> {
     if cut.is_empty() {
-        return s.to_string();
+        return Cow::Borrowed(s);
     }
     let mut bytes = s.as_bytes().to_vec();
     for r in cut {
         bytes[r.clone()].fill(b' ');
     }
     // Whole characters became ASCII spaces: still UTF-8.
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    Cow::Owned(
+        String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
+}
+
+/// A number as the pattern matched it (digits, thousands commas, one
+/// decimal point) as an integer at its precision, and its decimals:
+/// `1,324.50` is (132450, 2). `None` past `u64`, or with a digit other
+/// than ASCII.
+fn scaled(num: &str) -> Option<(u64, u32)> {
+    let (mut scaled, mut decimals, mut point) = (0u64, 0u32, false);
+    for b in num.bytes() {
+        match b {
+            b'0'..=b'9' => {
+                scaled = scaled.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+                decimals += u32::from(point);
+            }
+            b'.' => point = true,
+            b',' => {}
+            // A digit of another script (`\d` matches them): not read.
+            _ => return None,
+        }
+    }
+    Some((scaled, decimals))
 }
 
 /// What follows a number leaves it a figure: no letter or digit stuck to
@@ -335,12 +358,21 @@ fn ends_cleanly(after: &str) -> bool {
 
 /// `20.5–26.4%`: the range's first end is a percent too.
 fn range_into_percent(after: &str) -> bool {
+    // What the pattern starts with, after one optional white space: most
+    // figures are followed by none of it.
+    let mut chars = after.chars();
+    let first = chars.next();
+    let second = first.filter(|c| c.is_whitespace()).and(chars.next());
+    let starts = |c: Option<char>| matches!(c, Some('-' | '\u{2013}' | '\u{2014}' | 't' | 'a'));
+    (starts(first) || starts(second)) && range_pattern().is_match(after)
+}
+
+fn range_pattern() -> &'static Regex {
     static RANGE: OnceLock<Regex> = OnceLock::new();
-    let re = RANGE.get_or_init(|| {
+    RANGE.get_or_init(|| {
         Regex::new(r"^\s?(?:[\-\x{2013}\x{2014}]|to|and)\s?[+\-\x{2212}]?\d[\d,]*(?:\.\d+)?\s?%")
             .expect("valid range pattern")
-    });
-    re.is_match(after)
+    })
 }
 
 /// A template's text with its `{…}` placeholders blanked (offsets kept),
@@ -420,6 +452,53 @@ mod tests {
             Vec::<String>::new()
         );
         assert_eq!(texts("-9.4% and +0.0%, 12ms"), ["-9.4%", "+0.0%", "12"]);
+    }
+
+    /// Digits as an integer at their precision, as parsing the text
+    /// without its commas and point did.
+    #[test]
+    fn numbers_scaled() {
+        assert_eq!(scaled("1,324.50"), Some((132450, 2)));
+        assert_eq!(scaled("0.0"), Some((0, 1)));
+        assert_eq!(scaled("18446744073709551615"), Some((u64::MAX, 0)));
+        assert_eq!(scaled("18446744073709551616"), None);
+        assert_eq!(scaled("\u{661}\u{662}"), None);
+        // A number in other digits is no figure.
+        assert_eq!(texts("\u{661}\u{662} and 3"), ["3"]);
+    }
+
+    /// The quick look at what follows a figure agrees with the pattern.
+    #[test]
+    fn range_ends_told_as_the_pattern_tells_them() {
+        let afters = [
+            "",
+            "%",
+            "–26.4%",
+            " – 26.4 %",
+            "-5%",
+            " -5%",
+            "  -5%",
+            "to 30%",
+            " to 30%",
+            "and 1,000.5%",
+            "\u{a0}to 3%",
+            "\u{2003}\u{2014}3%",
+            "\t—3%",
+            "tons",
+            " apples",
+            "x",
+            "–",
+            " to x%",
+            "—\u{2212}3%",
+        ];
+        for after in afters {
+            assert_eq!(
+                range_into_percent(after),
+                range_pattern().is_match(after),
+                "{after:?}"
+            );
+        }
+        assert!(range_into_percent(" to 30%") && range_into_percent("\u{a0}to 3%"));
     }
 
     #[test]
