@@ -27,8 +27,11 @@ pub(crate) struct Sink<'a> {
 }
 
 /// How much of a file [`Sink::write_parts`] gathers before it hashes
-/// and writes it.
-const PARTS_BLOCK: usize = 1 << 20;
+/// and writes it. A few blocks are in flight at once (filled, written,
+/// hashed, handed back), so this is what writing audit.json adds to a
+/// build's peak memory: blocks of 1 MiB added 2.3 MB more at 1,000 pages,
+/// close to that case's 48 MB target, and cost no less time.
+const PARTS_BLOCK: usize = 256 << 10;
 
 /// A file's bytes for [`Sink::write_parts`]: handed in order to the
 /// function given.
