@@ -17,6 +17,7 @@ for b in "$base" "$new"; do
   [ -x "$b" ] || { echo "$b: not an executable" >&2; exit 2; }
 done
 [ -d "$camp" ] || { echo "$camp: not a folder" >&2; exit 2; }
+case $runs in ''|*[!0-9]*|0) echo "RUNS must be a whole number of 1 or more, not '$runs'" >&2; exit 2 ;; esac
 work=$(mktemp -d /dev/shm/exhibit-ab.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 python3 - "$base" "$new" "$camp" "$runs" "$work" <<'PY'

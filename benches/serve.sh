@@ -90,6 +90,7 @@ def case(name, root, target, edit):
         if stages:
             err.seek(0)
             print_stages(name, err.read())
+            err.close()
 
 def print_stages(name, stderr):
     # Builds end with their `swap` line; the first (the whole site) is left out.

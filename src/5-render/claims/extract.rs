@@ -141,7 +141,7 @@ pub(crate) fn figures(page: &Lines, s: &str, base: usize, heading: bool) -> Vec<
         {
             continue;
         }
-        let Some((scaled, decimals)) = scaled(num) else {
+        let Some((scaled, decimals)) = at_precision(num) else {
             continue;
         };
         let start = sign.map_or(num_start, |(at, _)| at);
@@ -321,7 +321,7 @@ fn blanked<'s>(s: &'s str, cut: &[std::ops::Range<usize>]) -> Cow<'s, str> {
 /// decimal point) as an integer at its precision, and its decimals:
 /// `1,324.50` is (132450, 2). `None` past `u64`, or with a digit other
 /// than ASCII.
-fn scaled(num: &str) -> Option<(u64, u32)> {
+fn at_precision(num: &str) -> Option<(u64, u32)> {
     let (mut scaled, mut decimals, mut point) = (0u64, 0u32, false);
     for b in num.bytes() {
         match b {
@@ -458,11 +458,11 @@ mod tests {
     /// without its commas and point did.
     #[test]
     fn numbers_scaled() {
-        assert_eq!(scaled("1,324.50"), Some((132450, 2)));
-        assert_eq!(scaled("0.0"), Some((0, 1)));
-        assert_eq!(scaled("18446744073709551615"), Some((u64::MAX, 0)));
-        assert_eq!(scaled("18446744073709551616"), None);
-        assert_eq!(scaled("\u{661}\u{662}"), None);
+        assert_eq!(at_precision("1,324.50"), Some((132450, 2)));
+        assert_eq!(at_precision("0.0"), Some((0, 1)));
+        assert_eq!(at_precision("18446744073709551615"), Some((u64::MAX, 0)));
+        assert_eq!(at_precision("18446744073709551616"), None);
+        assert_eq!(at_precision("\u{661}\u{662}"), None);
         // A number in other digits is no figure.
         assert_eq!(texts("\u{661}\u{662} and 3"), ["3"]);
     }
