@@ -918,6 +918,71 @@ fn typed_figures_are_checked_again_where_a_save_changed_them() {
     }
 }
 
+/// The header's typed figures are checked against the values every page
+/// computes: the preview keeps that check while a save leaves those values
+/// as they were (a page's prose edited), and checks it again when a save
+/// changes them (a page's derived column), as a fresh build does.
+#[test]
+fn header_figures_follow_the_values_the_pages_compute() {
+    let dir = fixture("minimal");
+    let meta = dir.join("campaign.json");
+    let quoted = r#""decision": "No change",
+  "summary": "Decode rose by 33.0% at the small size.","#;
+    std::fs::write(
+        &meta,
+        read(&meta).replace(r#""decision": "No change","#, quoted),
+    )
+    .unwrap();
+    seal(&dir);
+    let server = Server::start(&dir);
+    let audit = server.preview.join("minimal/audit.json");
+    let matched = || -> serde_json::Value {
+        let doc: serde_json::Value = serde_json::from_str(&read(&audit)).unwrap();
+        let figures = doc["figures"].as_array().unwrap().clone();
+        let header = figures
+            .into_iter()
+            .find(|f| f["page"] == "campaign.json" && f["text"] == "33.0%");
+        header.expect("the header's figure is listed")["matched"].clone()
+    };
+    assert!(matched().is_number(), "{}", read(&audit));
+    // Prose only: the values are the same, and so is the check.
+    add_a_sentence(&server, &dir.join("notes.md"));
+    assert!(matched().is_number(), "{}", read(&audit));
+    // Now no page computes +33.0% any more.
+    let index = dir.join("index.md");
+    let changed = read(&index)
+        .replace(
+            "/cells/0/before, /cells/0/after",
+            "/cells/1/before, /cells/1/after",
+        )
+        .replace(
+            r#""from": "before", "to": "after""#,
+            r#""from": "after", "to": "before""#,
+        );
+    std::fs::write(&index, changed).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !matched().is_null() {
+        assert!(Instant::now() < deadline, "{}", read(&audit));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = run(exhibit().arg("seal").arg(&dir).arg("--update"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want: Vec<_> = as_previewed(fresh_build(&dir, "fresh"))
+        .into_iter()
+        .filter(|(p, _)| p.ends_with("audit.json"))
+        .collect();
+    loop {
+        server.wait_line("rendered, the others reused");
+        let got: Vec<_> = as_previewed(site_files(&server.preview))
+            .into_iter()
+            .filter(|(p, _)| p.ends_with("audit.json"))
+            .collect();
+        if got == want {
+            break;
+        }
+    }
+}
+
 /// The preview numbers values as `exhibit build` does: a large log's after
 /// the small files' (a build reads a large text file once, as it copies
 /// it), although the preview scans it beforehand.

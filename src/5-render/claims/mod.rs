@@ -187,20 +187,39 @@ pub(crate) fn check(
             None => Arc::new(Index::new(sources, &[])),
         })
     };
+    let kept = cache.map(|(c, _)| c.pages(dir));
+    let full_key = |k: &str, data: &str| format!("{k}\0{data}\0{}\0{strict}", dir.display());
     // Where each figure is shown, and what the values computed there are.
     let mut shown: Vec<Shown> = Vec::new();
+    // The preview keeps the header's check by what it reads: its figures
+    // and every page's computed values (a save that changes a page's
+    // prose, not its values, finds it kept).
+    let header_key = cache
+        .filter(|_| !header.typed.is_empty())
+        .map(|(c, _)| c.header_key(dir, header, pages));
     if !header.typed.is_empty() {
-        let everywhere: Vec<Known> = pages
-            .iter()
-            .flat_map(|p| &p.figures.computed)
-            .chain(&header.computed)
-            .cloned()
-            .collect();
+        let known = cache
+            .zip(header_key.as_deref())
+            .is_some_and(|((_, data), k)| {
+                kept.as_ref()
+                    .is_some_and(|kept| kept.contains_key(&full_key(k, data)))
+            });
+        // Only a check not kept reads the values.
+        let everywhere: Vec<Known> = if known {
+            Vec::new()
+        } else {
+            pages
+                .iter()
+                .flat_map(|p| &p.figures.computed)
+                .chain(&header.computed)
+                .cloned()
+                .collect()
+        };
         shown.push(Shown {
             page: crate::campaign::META_NAME,
             typed: &header.typed,
             computed: Cow::Owned(everywhere),
-            key: None,
+            key: header_key.as_deref(),
         });
     }
     for p in pages.iter().filter(|p| !p.figures.typed.is_empty()) {
@@ -214,14 +233,11 @@ pub(crate) fn check(
     // Pages are matched and their records written on every core (or taken
     // from the preview's last build); what matched nothing is then written
     // out in page order, and only as far as it will be printed.
-    let kept = cache.map(|(c, _)| c.pages(dir));
     let in_memory = std::sync::atomic::AtomicUsize::new(0);
     let matched: Vec<Arc<PageCheck>> = shown
         .par_iter()
         .map(|sh| {
-            let key = cache
-                .zip(sh.key)
-                .map(|((_, data), k)| format!("{k}\0{data}\0{}\0{strict}", dir.display()));
+            let key = cache.zip(sh.key).map(|((_, data), k)| full_key(k, data));
             if let Some(old) = key.as_ref().and_then(|k| kept.as_ref()?.get(k)) {
                 return Ok(old.clone());
             }
@@ -365,7 +381,12 @@ struct PageCheck {
 pub(crate) struct CheckCache {
     data: std::sync::Mutex<HashMap<PathBuf, (String, Arc<Index>)>>,
     pages: std::sync::Mutex<HashMap<PathBuf, HashMap<String, Arc<PageCheck>>>>,
+    /// A digest of each page's computed values, by the page's key.
+    computed: std::sync::Mutex<HashMap<PathBuf, HashMap<String, Digest>>>,
 }
+
+/// A SHA-256 digest.
+type Digest = [u8; 32];
 
 impl CheckCache {
     fn data(&self, dir: &Path, key: &str, make: impl FnOnce() -> Index) -> Arc<Index> {
@@ -378,6 +399,35 @@ impl CheckCache {
                 index
             }
         }
+    }
+
+    /// What the header's check reads, as a digest: the header's typed
+    /// figures and computed values, and every page's computed values in
+    /// page order (each page's digest kept by its key, so a save hashes
+    /// only the pages it changed).
+    fn header_key(&self, dir: &Path, header: &PageFigures, pages: &[Checked]) -> String {
+        use sha2::Digest as _;
+        let mut kept = self.computed.lock().unwrap_or_else(|e| e.into_inner());
+        let last = kept.remove(dir).unwrap_or_default();
+        let mut now = HashMap::with_capacity(pages.len());
+        let mut all = sha2::Sha256::new();
+        all.update(b"header\0");
+        for f in &header.typed {
+            hash_figure(&mut all, f);
+        }
+        all.update(digest_of(&header.computed));
+        for p in pages {
+            let digest = match p.key.and_then(|k| last.get(k)) {
+                Some(d) => *d,
+                None => digest_of(&p.figures.computed),
+            };
+            if let Some(k) = p.key {
+                now.insert(k.to_string(), digest);
+            }
+            all.update(digest);
+        }
+        kept.insert(dir.to_path_buf(), now);
+        crate::hash::hex(&all.finalize())
     }
 
     fn pages(&self, dir: &Path) -> HashMap<String, Arc<PageCheck>> {
@@ -395,6 +445,43 @@ impl CheckCache {
         let mut all = self.pages.lock().unwrap_or_else(|e| e.into_inner());
         all.insert(dir.to_path_buf(), kept);
     }
+}
+
+/// Every field of a typed figure, each told from the next (strings by
+/// their length).
+fn hash_figure(h: &mut sha2::Sha256, f: &Figure) {
+    use sha2::Digest as _;
+    let text = |h: &mut sha2::Sha256, s: &str| {
+        h.update((s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    };
+    for n in [f.offset as u64, f.line as u64, f.col as u64, f.scaled] {
+        h.update(n.to_le_bytes());
+    }
+    h.update(f.decimals.to_le_bytes());
+    h.update([u8::from(f.percent)]);
+    h.update(u32::from(f.sign.unwrap_or('\0')).to_le_bytes());
+    text(h, &f.text);
+    match &f.file {
+        Some(file) => {
+            h.update([1]);
+            text(h, file);
+        }
+        None => h.update([0]),
+    }
+}
+
+/// A digest of computed values, in order: each value's bits and source.
+fn digest_of(values: &[Known]) -> Digest {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    h.update((values.len() as u64).to_le_bytes());
+    for k in values {
+        h.update(k.value.to_bits().to_le_bytes());
+        h.update((k.source.len() as u64).to_le_bytes());
+        h.update(k.source.as_bytes());
+    }
+    h.finalize().into()
 }
 
 /// Of two candidates for the value nearest `f`, the closer (the first on
