@@ -39,6 +39,51 @@ struct ManifestRow<'a> {
     anchor: String,
 }
 
+/// Rows of the manifest page rendered at once (and, in the preview, kept
+/// and looked up together): a save that changes one file's row renders
+/// this many again. Part of the page's bytes: each chunk ends where the
+/// template ends (with a line break).
+const ROWS_CHUNK: usize = 512;
+
+/// What a chunk of the manifest page's rows is rendered from, as the
+/// preview's [`RowsCache`] keeps it: the theme, and every field of every
+/// row (each string told from the next by its length).
+fn rows_key(theme: &str, rows: &[ManifestRow]) -> String {
+    use sha2::Digest;
+    fn text(h: &mut sha2::Sha256, s: &str) {
+        h.update((s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    }
+    let mut h = sha2::Sha256::new();
+    for row in rows {
+        // Every field, so a field added to the row cannot be left out.
+        let ManifestRow {
+            path,
+            href,
+            bytes,
+            sha256,
+            verdict,
+            redactions,
+            redacted,
+            sealed,
+            unscanned,
+            anchor,
+        } = row;
+        for s in [*path, href, bytes, *sha256, *verdict, redactions, anchor] {
+            text(&mut h, s);
+        }
+        h.update([u8::from(*redacted), u8::from(*unscanned)]);
+        match sealed {
+            Some(s) => {
+                h.update([1]);
+                text(&mut h, s);
+            }
+            None => h.update([0]),
+        }
+    }
+    format!("{theme}\0{}", crate::hash::hex(&h.finalize()))
+}
+
 /// Everything the write stage reads.
 pub(super) struct Site<'a> {
     pub(crate) campaigns: &'a [Campaign],
@@ -139,53 +184,26 @@ impl Site<'_> {
         written: &mut Written,
     ) -> Result<String> {
         let id = self.publics[i].meta.id.as_str();
-        let mut taken = self.names_taken(i, &rendered)?;
-        let single = if self.single_file {
-            let name = self.single_file_name(i, &mut taken)?;
-            Some((name, self.single_file_page(i, &rendered, sink)?))
-        } else {
-            None
-        };
-        let mut sums = Sums::new();
-        for em in &rendered.emitted {
-            sums.insert(em.rel.clone(), em.sha256.clone());
-            let rel = format!("{id}/{}", em.rel);
-            written.prescanned.insert(rel, em.scanned.clone());
-        }
-        let mut write = |rel: &str, bytes: &[u8]| -> Result<()> {
-            let (sha, _) = sink.write(&format!("{id}/{rel}"), bytes)?;
-            sums.insert(rel.to_string(), sha);
-            Ok(())
-        };
-        if let Some((name, bytes)) = single {
-            write(&name, &bytes)?;
-        }
-        for f in &self.copies[i].files {
-            sums.insert(f.path.clone(), f.public_sha256().to_string());
-        }
-        // The manifest page and audit.json need nothing of each other. The
-        // preview makes and writes them at once (the largest files a
-        // campaign adds, most of a save's write stage); a one-shot build
-        // one after the other, which keeps its peak memory lower (both
-        // at once raised it by up to 6 MB at 1,000 pages, for no time
-        // that could be measured).
-        let manifest = || -> Result<(String, String)> {
-            let (sha, _) = sink.write(
-                &format!("{id}/{}", layout::MANIFEST_PAGE),
-                &self.manifest_page(i, &rendered)?,
-            )?;
-            Ok((layout::MANIFEST_PAGE.to_string(), sha))
-        };
+        // audit.json needs nothing of the campaign's other files. It is the
+        // largest file a campaign adds, and hashing it is most of a save's
+        // write stage: the preview starts it at once, beside the other
+        // files; a one-shot build writes it after them, which keeps its
+        // peak memory lower (both at once raised it by up to 6 MB at 1,000
+        // pages, for no time that could be measured).
         let audit = || -> Result<(String, String)> {
             let (sha, _) = self.write_audit(sink, i, &rendered)?;
             Ok((layout::AUDIT.to_string(), sha))
         };
-        let (manifest, audit) = if self.rows.is_some() {
-            rayon::join(manifest, audit)
+        let others = || self.campaign_files(sink, i, &rendered);
+        let (audit, others) = if self.rows.is_some() {
+            rayon::join(audit, others)
         } else {
-            (manifest(), audit())
+            let others = others();
+            (audit(), others)
         };
-        sums.extend([manifest?, audit?]);
+        let (mut sums, prescanned) = others?;
+        sums.extend([audit?]);
+        written.prescanned.extend(prescanned);
         // The pages show the digest of what the render stage knew: it must
         // be the one this SHA256SUMS gives by the documented rule (the
         // preview's pages show none).
@@ -197,6 +215,46 @@ impl Site<'_> {
         let (sums_sha, _) = sink.write(&sums_file, sums_text(&sums).as_bytes())?;
         self.mark_copies(i, written);
         Ok(sums_sha)
+    }
+
+    /// Campaign `i`'s files but audit.json: the pages and copies listed,
+    /// and the single file and the manifest page written. Returns what
+    /// its SHA256SUMS lists of them, and the pages the rescan need not
+    /// read again (scanned as they were written).
+    fn campaign_files(
+        &self,
+        sink: &Sink,
+        i: usize,
+        rendered: &Rendered,
+    ) -> Result<(Sums, BTreeMap<String, scan::Scanned>)> {
+        let id = self.publics[i].meta.id.as_str();
+        let mut taken = self.names_taken(i, rendered)?;
+        let single = if self.single_file {
+            let name = self.single_file_name(i, &mut taken)?;
+            Some((name, self.single_file_page(i, rendered, sink)?))
+        } else {
+            None
+        };
+        let mut sums = Sums::new();
+        let mut prescanned = BTreeMap::new();
+        for em in &rendered.emitted {
+            sums.insert(em.rel.clone(), em.sha256.clone());
+            let rel = format!("{id}/{}", em.rel);
+            prescanned.insert(rel, em.scanned.clone());
+        }
+        let mut write = |rel: &str, bytes: &[u8]| -> Result<()> {
+            let (sha, _) = sink.write(&format!("{id}/{rel}"), bytes)?;
+            sums.insert(rel.to_string(), sha);
+            Ok(())
+        };
+        if let Some((name, bytes)) = single {
+            write(&name, &bytes)?;
+        }
+        write(layout::MANIFEST_PAGE, &self.manifest_page(i, rendered)?)?;
+        for f in &self.copies[i].files {
+            sums.insert(f.path.clone(), f.public_sha256().to_string());
+        }
+        Ok((sums, prescanned))
     }
 
     /// Campaign `i`'s audit.json written: its head and tail around the
@@ -336,13 +394,9 @@ impl Site<'_> {
         // tens of thousands of files.
         let rows = self.manifest_rows(i);
         let chunks: Vec<Result<(Option<String>, Arc<str>)>> = rows
-            .par_chunks(512)
+            .par_chunks(ROWS_CHUNK)
             .map(|chunk| {
-                let key = self.rows.map(|_| {
-                    let data = serde_json::to_vec(chunk).unwrap_or_default();
-                    let theme = &self.theme.fingerprint;
-                    format!("{theme}\0{}", crate::hash::sha256_bytes(&data))
-                });
+                let key = self.rows.map(|_| rows_key(&self.theme.fingerprint, chunk));
                 if let Some(kept) = key.as_deref().and_then(|k| self.rows?.get(id, k)) {
                     return Ok((key, kept));
                 }
