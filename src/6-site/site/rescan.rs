@@ -35,7 +35,7 @@ pub(super) fn rescan(
     // Binaries and archives were scanned as inputs and copied as they are
     // (findings in them refused or accepted by hash): not read again.
     // No script-capable markup, whatever wrote it (theme overrides too).
-    crate::gate::check_tree(staging, gated)?;
+    let gate = || crate::gate::check_tree(staging, gated);
     // Copies published as they are were found clean by the input scan, and
     // files scanned as they were written were scanned then: both only by
     // the detector before the pages met secrets by key. A secret learned
@@ -45,7 +45,19 @@ pub(super) fn rescan(
             || (prescanned
                 && (written.verbatim.contains(rel) || written.prescanned.contains_key(rel)))
     };
-    let report = scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), skip, clean)?;
+    let scan = || scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), skip, clean);
+    // The preview's staging holds what a save changed: the scan of
+    // audit.json is most of it, and the gate runs beside it. A one-shot
+    // build runs them one after the other, which keeps its peak memory
+    // lower (at once, 5 MB more at 1,000 pages).
+    let (gated, report) = if memo.is_some() {
+        rayon::join(gate, scan)
+    } else {
+        gate()?;
+        (Ok(()), scan())
+    };
+    gated?;
+    let report = report?;
     let unscanned = &written.unscanned;
     let mut found: Vec<Place> = report
         .findings
