@@ -16,6 +16,8 @@ use std::sync::Arc;
 pub(crate) struct BuildCache {
     /// Hashes of files unchanged since they were last hashed.
     pub(crate) hashes: HashCache,
+    /// The campaigns' manifests as last parsed.
+    pub(crate) manifests: crate::manifest::KeptManifests,
     /// Input scans by detector and file hash.
     pub(crate) scans: ScanCache,
     /// Files whose parse for keyed secrets found nothing.

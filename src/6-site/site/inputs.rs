@@ -7,7 +7,7 @@ use super::{BuildCache, BuildOptions, BuildReport};
 use crate::campaign::{self, Campaign};
 use crate::error::EvidenceFailed;
 use crate::error::{bail, Result};
-use crate::evidence::{self, Edit, Evidence, HashCache};
+use crate::evidence::{self, Edit, Evidence};
 use crate::manifest;
 use crate::render::Theme;
 use std::path::PathBuf;
@@ -94,10 +94,11 @@ impl Verified {
 fn verify_one(
     c: &Campaign,
     budget: &std::sync::atomic::AtomicU64,
-    hashes: Option<&HashCache>,
+    cache: Option<&BuildCache>,
     defer: bool,
 ) -> Result<Evidence> {
-    let m = manifest::load(&c.dir)?;
+    let m = manifest::load_kept(&c.dir, cache.map(|c| &c.manifests))?;
+    let hashes = cache.map(|c| &c.hashes);
     let name = m.name.clone();
     let opts = evidence::Options {
         symlinks: c.meta.symlinks.clone(),
@@ -117,7 +118,6 @@ pub(super) fn verify(
     cache: Option<&BuildCache>,
 ) -> Result<Verified> {
     let budget = std::sync::atomic::AtomicU64::new(evidence::KEEP_TOTAL);
-    let hashes = cache.map(|c| &c.hashes);
     let mut verified = Verified {
         evidences: Vec::with_capacity(campaigns.len()),
         edits: Vec::with_capacity(campaigns.len()),
@@ -127,7 +127,7 @@ pub(super) fn verify(
     // keeping the hashes for the next build.
     let defer = !opts.preview && cache.is_none();
     for c in campaigns {
-        let e = verify_one(c, &budget, hashes, defer)?;
+        let e = verify_one(c, &budget, cache, defer)?;
         let (e, edits) = if opts.preview {
             e.accept_edits()
         } else {
