@@ -983,6 +983,42 @@ fn header_figures_follow_the_values_the_pages_compute() {
     }
 }
 
+/// The campaign's metadata is redacted on every save: a private value
+/// saved into campaign.json is never shown, text without one is shown as
+/// written, and the same private text saved again is redacted again (the
+/// preview keeps only metadata the detector found nothing in).
+#[test]
+fn metadata_saved_in_the_preview_is_redacted_each_time() {
+    let dir = fixture("minimal");
+    seal(&dir);
+    let server = Server::start(&dir);
+    let index = server.preview.join("minimal/index.html");
+    let meta = dir.join("campaign.json");
+    let original = read(&meta);
+    let scope = |text: &str| original.replace("Two cells, two arms", text);
+    let shown = |want: &str| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let html = read(&index);
+            assert!(!html.contains("10.20.30.40"), "{html}");
+            if html.contains(want) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "`{want}` never shown: {html}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    shown("Two cells, two arms");
+    for round in 0..2 {
+        std::fs::write(&meta, scope("Two cells on 10.20.30.40")).unwrap();
+        shown("Two cells on [");
+        std::fs::write(&meta, scope(&format!("Two cells, {} arms", round + 3))).unwrap();
+        shown(&format!("Two cells, {} arms", round + 3));
+    }
+    std::fs::write(&meta, scope("Two cells, 3 arms")).unwrap();
+    shown("Two cells, 3 arms");
+}
+
 /// The preview numbers values as `exhibit build` does: a large log's after
 /// the small files' (a build reads a large text file once, as it copies
 /// it), although the preview scans it beforehand.
