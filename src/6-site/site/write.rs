@@ -131,6 +131,17 @@ pub(super) struct Written {
     pub(crate) prescanned: BTreeMap<String, scan::Scanned>,
 }
 
+/// What [`Site::campaign_files`] hands on.
+struct Listed {
+    /// What the campaign's SHA256SUMS lists, but audit.json.
+    sums: Sums,
+    /// The pages the rescan need not read again (scanned as written).
+    prescanned: BTreeMap<String, scan::Scanned>,
+    /// SHA256SUMS's lines before audit.json's and after it: made while
+    /// audit.json is hashed, so only its line is added once it is.
+    around: [String; 2],
+}
+
 /// Published path -> SHA-256: what a SHA256SUMS lists.
 type Sums = BTreeMap<String, String>;
 
@@ -201,8 +212,15 @@ impl Site<'_> {
             let others = others();
             (audit(), others)
         };
-        let (mut sums, prescanned) = others?;
-        sums.extend([audit?]);
+        let Listed {
+            mut sums,
+            prescanned,
+            around: [before, after],
+        } = others?;
+        let (name, sha) = audit?;
+        let text = [before, manifest::sums_line(&sha, &name), after].concat();
+        sums.insert(name, sha);
+        debug_assert_eq!(text, sums_text(&sums));
         written.prescanned.extend(prescanned);
         // The pages show the digest of what the render stage knew: it must
         // be the one this SHA256SUMS gives by the documented rule (the
@@ -212,21 +230,14 @@ impl Site<'_> {
             crate::error::bail!("internal error: the publication digest of `{id}` shown on its pages is not the one its SHA256SUMS gives");
         }
         let sums_file = format!("{id}/{}", layout::SUMS);
-        let (sums_sha, _) = sink.write(&sums_file, sums_text(&sums).as_bytes())?;
+        let (sums_sha, _) = sink.write(&sums_file, text.as_bytes())?;
         self.mark_copies(i, written);
         Ok(sums_sha)
     }
 
     /// Campaign `i`'s files but audit.json: the pages and copies listed,
-    /// and the single file and the manifest page written. Returns what
-    /// its SHA256SUMS lists of them, and the pages the rescan need not
-    /// read again (scanned as they were written).
-    fn campaign_files(
-        &self,
-        sink: &Sink,
-        i: usize,
-        rendered: &Rendered,
-    ) -> Result<(Sums, BTreeMap<String, scan::Scanned>)> {
+    /// and the single file and the manifest page written.
+    fn campaign_files(&self, sink: &Sink, i: usize, rendered: &Rendered) -> Result<Listed> {
         let id = self.publics[i].meta.id.as_str();
         let mut taken = self.names_taken(i, rendered)?;
         let single = if self.single_file {
@@ -254,7 +265,20 @@ impl Site<'_> {
         for f in &self.copies[i].files {
             sums.insert(f.path.clone(), f.public_sha256().to_string());
         }
-        Ok((sums, prescanned))
+        use std::ops::Bound::{Excluded, Unbounded};
+        let lines = |range: (std::ops::Bound<&str>, std::ops::Bound<&str>)| -> String {
+            let listed = sums.range::<str, _>(range);
+            listed.map(|(p, h)| manifest::sums_line(h, p)).collect()
+        };
+        let around = [
+            lines((Unbounded, Excluded(layout::AUDIT))),
+            lines((Excluded(layout::AUDIT), Unbounded)),
+        ];
+        Ok(Listed {
+            sums,
+            prescanned,
+            around,
+        })
     }
 
     /// Campaign `i`'s audit.json written: its head and tail around the
