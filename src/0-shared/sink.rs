@@ -33,6 +33,11 @@ pub(crate) struct Sink<'a> {
 /// close to that case's 48 MB target, and cost no less time.
 const PARTS_BLOCK: usize = 256 << 10;
 
+/// A file replaced in OUT from this size on is let go off the preview's
+/// critical path ([`Sink::apply`]), and at most this many at a time.
+const HOLD_FROM: u64 = 1 << 20;
+const HOLD_AT_MOST: usize = 16;
+
 /// A file's bytes for [`Sink::write_parts`]: handed in order to the
 /// function given.
 pub(crate) type Parts<'a> = dyn Fn(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> + 'a;
@@ -298,18 +303,22 @@ impl<'a> Sink<'a> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        // Each file replaced is held open until the others are in place,
-        // then let go on a thread of its own: the last link to an 11 MB
-        // audit.json going took a millisecond (the memory of a file in
-        // tmpfs is freed then), and the preview announces the new site
-        // only once this returns.
+        // A large file replaced is held open until the others are in
+        // place, then let go on a thread of its own: the last link to an
+        // 11 MB audit.json going took a millisecond (the memory of a file
+        // in tmpfs is freed then), and the preview announces the new site
+        // only once this returns. Only a few are held: a save that
+        // renders every page again replaces thousands of files.
         let mut replaced = Vec::new();
         for rel in &staged {
             let target = out.join(rel);
-            if target.is_dir() {
+            let seen = std::fs::metadata(&target).ok();
+            if seen.as_ref().is_some_and(|m| m.is_dir()) {
                 crate::fsx::remove_tree(&target)?;
-            } else if let Ok(old) = crate::fsx::open_regular(&target) {
-                replaced.push(old);
+            } else if let Some(m) = seen.filter(|m| m.len() >= HOLD_FROM) {
+                if replaced.len() < HOLD_AT_MOST {
+                    replaced.extend(crate::fsx::open_regular_seen(&target, &m).ok());
+                }
             }
             if let Some(dir) = target.parent().filter(|d| !d.is_dir()) {
                 crate::fsx::create_dir_all(dir)?;

@@ -142,6 +142,7 @@ fn order(c: &Campaign, e: &Evidence) -> Vec<String> {
 /// [`crate::site::BuildCache`]), by detector fingerprint and file hash: a
 /// file whose verified hash is unchanged is not scanned again by the same
 /// detector. A one-shot build has none.
+///
 /// Also each campaign's metadata that the detector found nothing in, by
 /// detector fingerprint and campaign.json's hash: such metadata is
 /// published as it is, so a save that changes neither takes it as it was
@@ -173,10 +174,10 @@ impl ScanCache {
 /// Campaign `c`'s metadata as published: every string redacted (taken
 /// from `scans` when this detector found nothing in the same metadata).
 fn public_meta(c: &Campaign, r: &Redactor, scans: Option<&ScanCache>) -> Result<campaign::Meta> {
-    let key = (r.detector.fingerprint(), c.meta_sha256.clone());
-    if let Some(kept) = scans {
+    let key = scans.map(|_| (r.detector.fingerprint(), c.meta_sha256.clone()));
+    if let Some((kept, key)) = scans.zip(key.as_ref()) {
         let clean = kept.clean_meta.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, meta)) = clean.get(&c.dir).filter(|(k, _)| *k == key) {
+        if let Some((_, meta)) = clean.get(&c.dir).filter(|(k, _)| k == key) {
             return Ok(meta.clone());
         }
     }
@@ -184,7 +185,7 @@ fn public_meta(c: &Campaign, r: &Redactor, scans: Option<&ScanCache>) -> Result<
     let mut counts = Counts::new();
     r.redact_value(&mut v, &mut counts);
     let meta: campaign::Meta = serde_json::from_value(v)?;
-    if let Some(kept) = scans {
+    if let Some((kept, key)) = scans.zip(key) {
         let mut clean = kept.clean_meta.lock().unwrap_or_else(|e| e.into_inner());
         if counts.is_empty() {
             clean.insert(c.dir.clone(), (key, meta.clone()));

@@ -1017,6 +1017,28 @@ fn metadata_saved_in_the_preview_is_redacted_each_time() {
     }
     std::fs::write(&meta, scope("Two cells, 3 arms")).unwrap();
     shown("Two cells, 3 arms");
+    // The value in a page as well: numbered as a fresh build numbers it.
+    let notes = dir.join("notes.md");
+    std::fs::write(
+        &notes,
+        format!("{}\nThe peer 10.20.30.40 answered.\n", read(&notes)),
+    )
+    .unwrap();
+    std::fs::write(&meta, scope("Two cells on 10.20.30.40")).unwrap();
+    shown("Two cells on [");
+    let o = run(exhibit().arg("seal").arg(&dir).arg("--update"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pages = |files: Vec<(String, Vec<u8>)>| -> Vec<(String, String)> {
+        let pages = as_previewed(files).into_iter();
+        pages.filter(|(p, _)| p.ends_with(".html")).collect()
+    };
+    let want = pages(fresh_build(&dir, "fresh"));
+    loop {
+        server.wait_line("rendered, the others reused");
+        if pages(site_files(&server.preview)) == want {
+            break;
+        }
+    }
 }
 
 /// The preview numbers values as `exhibit build` does: a large log's after

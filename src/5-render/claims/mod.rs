@@ -276,7 +276,9 @@ struct Shown<'a> {
     page: &'a str,
     typed: &'a [Figure],
     computed: Cow<'a, [Known]>,
-    /// What the page was rendered from (the preview's page fingerprint).
+    /// What the check reads, as the preview keeps it: a page's
+    /// fingerprint, or for the header a digest of its figures and every
+    /// page's computed values ([`CheckCache::header_key`]).
     key: Option<&'a str>,
 }
 
@@ -373,8 +375,9 @@ struct PageCheck {
 }
 
 /// What the preview's [`crate::site::BuildCache`] keeps of the check: the
-/// data's values by the fingerprint of the campaign's files, and each
-/// page's check by what the page was rendered from. A campaign of a
+/// data's values by the fingerprint of the campaign's files, each page's
+/// check by what the page was rendered from, and the header's by what it
+/// reads (see [`CheckCache::header_key`]). A campaign of a
 /// thousand pages is then checked again only where a save changed it.
 /// Each campaign's, by its folder.
 #[derive(Default)]
@@ -412,6 +415,7 @@ impl CheckCache {
         let mut now = HashMap::with_capacity(pages.len());
         let mut all = sha2::Sha256::new();
         all.update(b"header\0");
+        all.update((header.typed.len() as u64).to_le_bytes());
         for f in &header.typed {
             hash_figure(&mut all, f);
         }
@@ -455,14 +459,26 @@ fn hash_figure(h: &mut sha2::Sha256, f: &Figure) {
         h.update((s.len() as u64).to_le_bytes());
         h.update(s.as_bytes());
     };
-    for n in [f.offset as u64, f.line as u64, f.col as u64, f.scaled] {
+    // Every field, so a field added to the figure cannot be left out.
+    let Figure {
+        offset,
+        line,
+        col,
+        text: written,
+        scaled,
+        decimals,
+        percent,
+        sign,
+        file,
+    } = f;
+    for n in [*offset as u64, *line as u64, *col as u64, *scaled] {
         h.update(n.to_le_bytes());
     }
-    h.update(f.decimals.to_le_bytes());
-    h.update([u8::from(f.percent)]);
-    h.update(u32::from(f.sign.unwrap_or('\0')).to_le_bytes());
-    text(h, &f.text);
-    match &f.file {
+    h.update(decimals.to_le_bytes());
+    h.update([u8::from(*percent)]);
+    h.update(u32::from(sign.unwrap_or('\0')).to_le_bytes());
+    text(h, written);
+    match file {
         Some(file) => {
             h.update([1]);
             text(h, file);
@@ -476,10 +492,10 @@ fn digest_of(values: &[Known]) -> Digest {
     use sha2::Digest as _;
     let mut h = sha2::Sha256::new();
     h.update((values.len() as u64).to_le_bytes());
-    for k in values {
-        h.update(k.value.to_bits().to_le_bytes());
-        h.update((k.source.len() as u64).to_le_bytes());
-        h.update(k.source.as_bytes());
+    for Known { value, source } in values {
+        h.update(value.to_bits().to_le_bytes());
+        h.update((source.len() as u64).to_le_bytes());
+        h.update(source.as_bytes());
     }
     h.finalize().into()
 }

@@ -46,17 +46,18 @@ pub(super) fn rescan(
                 && (written.verbatim.contains(rel) || written.prescanned.contains_key(rel)))
     };
     let scan = || scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), skip, clean);
-    // The preview's staging holds what a save changed: the scan of
-    // audit.json is most of it, and the gate runs beside it. A one-shot
-    // build runs them one after the other, which keeps its peak memory
-    // lower (at once, 5 MB more at 1,000 pages).
-    let (gated, report) = if memo.is_some() {
+    // The preview's staging holds what a save changed (the scan of
+    // audit.json is most of it), or, when the detector widened, the
+    // served site: the gate runs beside the scan. A one-shot build runs
+    // them one after the other, which keeps its peak memory lower (at
+    // once, 5 MB more at 1,000 pages).
+    let (passed, report) = if memo.is_some() {
         rayon::join(gate, scan)
     } else {
         gate()?;
         (Ok(()), scan())
     };
-    gated?;
+    passed?;
     let report = report?;
     let unscanned = &written.unscanned;
     let mut found: Vec<Place> = report

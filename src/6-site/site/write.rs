@@ -137,8 +137,9 @@ struct Listed {
     sums: Sums,
     /// The pages the rescan need not read again (scanned as written).
     prescanned: BTreeMap<String, scan::Scanned>,
-    /// SHA256SUMS's lines before audit.json's and after it: made while
-    /// audit.json is hashed, so only its line is added once it is.
+    /// SHA256SUMS's lines before audit.json's and after it, so only its
+    /// line is added once audit.json is hashed (the preview makes them
+    /// while it is).
     around: [String; 2],
 }
 
@@ -209,8 +210,8 @@ impl Site<'_> {
         let (audit, others) = if self.rows.is_some() {
             rayon::join(audit, others)
         } else {
-            let others = others();
-            (audit(), others)
+            let others = others()?;
+            (audit(), Ok(others))
         };
         let Listed {
             mut sums,
