@@ -137,10 +137,11 @@ struct Listed {
     sums: Sums,
     /// The pages the rescan need not read again (scanned as written).
     prescanned: BTreeMap<String, scan::Scanned>,
-    /// SHA256SUMS's lines before audit.json's and after it, so only its
-    /// line is added once audit.json is hashed (the preview makes them
-    /// while it is).
-    around: [String; 2],
+    /// The preview's SHA256SUMS lines before audit.json's and after it,
+    /// made while audit.json is hashed, so only its line is added once it
+    /// is (a one-shot build makes them after: holding them all through
+    /// audit.json's writing raised its peak memory).
+    around: Option<[String; 2]>,
 }
 
 /// Published path -> SHA-256: what a SHA256SUMS lists.
@@ -216,11 +217,15 @@ impl Site<'_> {
         let Listed {
             mut sums,
             prescanned,
-            around: [before, after],
+            around,
         } = others?;
         let (name, sha) = audit?;
-        let text = [before, manifest::sums_line(&sha, &name), after].concat();
+        let line = manifest::sums_line(&sha, &name);
         sums.insert(name, sha);
+        let text = match around {
+            Some([before, after]) => [before, line, after].concat(),
+            None => sums_text(&sums),
+        };
         debug_assert_eq!(text, sums_text(&sums));
         written.prescanned.extend(prescanned);
         // The pages show the digest of what the render stage knew: it must
@@ -271,10 +276,12 @@ impl Site<'_> {
             let listed = sums.range::<str, _>(range);
             listed.map(|(p, h)| manifest::sums_line(h, p)).collect()
         };
-        let around = [
-            lines((Unbounded, Excluded(layout::AUDIT))),
-            lines((Excluded(layout::AUDIT), Unbounded)),
-        ];
+        let around = self.rows.map(|_| {
+            [
+                lines((Unbounded, Excluded(layout::AUDIT))),
+                lines((Excluded(layout::AUDIT), Unbounded)),
+            ]
+        });
         Ok(Listed {
             sums,
             prescanned,
