@@ -21,6 +21,13 @@ pub(crate) fn sha256_bytes(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// Feed `text` to `h` after its length, so that in a digest of several
+/// strings each is told from the next (the preview's cache keys).
+pub(crate) fn update_text(h: &mut Sha256, text: &str) {
+    h.update((text.len() as u64).to_le_bytes());
+    h.update(text.as_bytes());
+}
+
 /// A reader that hashes and counts every byte read through it.
 pub(crate) struct HashingReader<R> {
     inner: R,

@@ -325,9 +325,16 @@ impl<'a> Sink<'a> {
             }
             crate::fsx::rename(&self.staging.join(rel), &target)?;
         }
-        let _ = std::thread::Builder::new().spawn(move || drop(replaced));
+        drop_apart(replaced);
         crate::fsx::remove_tree(&self.staging)
     }
+}
+
+/// Drop `value` on the build's thread pool, so that freeing it (memory,
+/// or the last link to a large file) is off the caller's way. No thread
+/// is started for it: the preview's threads stay fixed in number.
+pub(crate) fn drop_apart<T: Send + 'static>(value: T) {
+    rayon::spawn(move || drop(value));
 }
 
 /// Positioned reads and writes of the scratch file ([`Sink::hold`] is

@@ -389,17 +389,7 @@ fn an_edit_to_one_page_renders_only_that_page_and_matches_a_fresh_build() {
     assert!(read(&server.preview.join("minimal/index.html")).contains(NO_DIGEST));
     // Sealed, the preview is what `exhibit build` writes, but for the
     // publication digest, which the preview does not compute.
-    let o = run(exhibit().arg("seal").arg(&dir).arg("--update"));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let want = as_previewed(fresh_build(&dir, "fresh"));
-    // Compare after each rebuild: a late event of the edit may set off one
-    // more before the reseal's.
-    loop {
-        server.wait_line("rendered, the others reused");
-        if as_previewed(site_files(&server.preview)) == want {
-            break;
-        }
-    }
+    sealed_again_as_built(&server, &dir, |_| true);
 }
 
 #[test]
@@ -476,6 +466,26 @@ fn as_previewed(files: Vec<(String, Vec<u8>)>) -> Vec<(String, String)> {
             (path, text)
         })
         .collect()
+}
+
+/// Seal `dir` again, then wait until the preview's files that `pick`
+/// names are, as previewed, those of a fresh build of `dir`.
+fn sealed_again_as_built(server: &Server, dir: &Path, pick: fn(&str) -> bool) {
+    let o = run(exhibit().arg("seal").arg(dir).arg("--update"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let picked = |files: Vec<(String, Vec<u8>)>| -> Vec<(String, String)> {
+        let files = as_previewed(files).into_iter();
+        files.filter(|(p, _)| pick(p)).collect()
+    };
+    let want = picked(fresh_build(dir, "fresh"));
+    // Compare after each rebuild: a late event of the edit may set off one
+    // more before the reseal's.
+    loop {
+        server.wait_line("rendered, the others reused");
+        if picked(site_files(&server.preview)) == want {
+            break;
+        }
+    }
 }
 
 /// A site's files without exhibit's marker (the preview has its own).
@@ -900,22 +910,7 @@ fn typed_figures_are_checked_again_where_a_save_changed_them() {
         assert!(Instant::now() < deadline, "the new figure never appeared");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let o = run(exhibit().arg("seal").arg(&dir).arg("--update"));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let want: Vec<_> = as_previewed(fresh_build(&dir, "fresh"))
-        .into_iter()
-        .filter(|(p, _)| p.ends_with("audit.json"))
-        .collect();
-    loop {
-        server.wait_line("rendered, the others reused");
-        let got: Vec<_> = as_previewed(site_files(&server.preview))
-            .into_iter()
-            .filter(|(p, _)| p.ends_with("audit.json"))
-            .collect();
-        if got == want {
-            break;
-        }
-    }
+    sealed_again_as_built(&server, &dir, |p| p.ends_with("audit.json"));
 }
 
 /// The header's typed figures are checked against the values every page
@@ -965,22 +960,7 @@ fn header_figures_follow_the_values_the_pages_compute() {
         assert!(Instant::now() < deadline, "{}", read(&audit));
         std::thread::sleep(Duration::from_millis(50));
     }
-    let o = run(exhibit().arg("seal").arg(&dir).arg("--update"));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let want: Vec<_> = as_previewed(fresh_build(&dir, "fresh"))
-        .into_iter()
-        .filter(|(p, _)| p.ends_with("audit.json"))
-        .collect();
-    loop {
-        server.wait_line("rendered, the others reused");
-        let got: Vec<_> = as_previewed(site_files(&server.preview))
-            .into_iter()
-            .filter(|(p, _)| p.ends_with("audit.json"))
-            .collect();
-        if got == want {
-            break;
-        }
-    }
+    sealed_again_as_built(&server, &dir, |p| p.ends_with("audit.json"));
 }
 
 /// The campaign's metadata is redacted on every save: a private value
@@ -1026,19 +1006,7 @@ fn metadata_saved_in_the_preview_is_redacted_each_time() {
     .unwrap();
     std::fs::write(&meta, scope("Two cells on 10.20.30.40")).unwrap();
     shown("Two cells on [");
-    let o = run(exhibit().arg("seal").arg(&dir).arg("--update"));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let pages = |files: Vec<(String, Vec<u8>)>| -> Vec<(String, String)> {
-        let pages = as_previewed(files).into_iter();
-        pages.filter(|(p, _)| p.ends_with(".html")).collect()
-    };
-    let want = pages(fresh_build(&dir, "fresh"));
-    loop {
-        server.wait_line("rendered, the others reused");
-        if pages(site_files(&server.preview)) == want {
-            break;
-        }
-    }
+    sealed_again_as_built(&server, &dir, |p| p.ends_with(".html"));
 }
 
 /// The preview numbers values as `exhibit build` does: a large log's after

@@ -454,11 +454,8 @@ impl CheckCache {
 /// Every field of a typed figure, each told from the next (strings by
 /// their length).
 fn hash_figure(h: &mut sha2::Sha256, f: &Figure) {
+    use crate::hash::update_text as text;
     use sha2::Digest as _;
-    let text = |h: &mut sha2::Sha256, s: &str| {
-        h.update((s.len() as u64).to_le_bytes());
-        h.update(s.as_bytes());
-    };
     // Every field, so a field added to the figure cannot be left out.
     let Figure {
         offset,
@@ -494,8 +491,7 @@ fn digest_of(values: &[Known]) -> Digest {
     h.update((values.len() as u64).to_le_bytes());
     for Known { value, source } in values {
         h.update(value.to_bits().to_le_bytes());
-        h.update((source.len() as u64).to_le_bytes());
-        h.update(source.as_bytes());
+        crate::hash::update_text(&mut h, source);
     }
     h.finalize().into()
 }

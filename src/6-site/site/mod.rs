@@ -202,14 +202,8 @@ pub(crate) fn build_with(
     // What the build read and made is let go on a thread of its own: the
     // preview announces the new site as soon as it is in place (freeing
     // it took 1.5 to 2 ms of each save at 1,000 pages).
-    drop_apart((loaded, verified, publics, copied, redactor));
+    crate::sink::drop_apart((loaded, verified, publics, copied, redactor));
     Ok(report)
-}
-
-/// Drop `value` on another thread (here, where none can be started: a
-/// spawn that fails drops what it was given).
-fn drop_apart<T: Send + 'static>(value: T) {
-    let _ = std::thread::Builder::new().spawn(move || drop(value));
 }
 
 /// The public stage: every file scanned and its values numbered

@@ -49,11 +49,8 @@ const ROWS_CHUNK: usize = 512;
 /// preview's [`RowsCache`] keeps it: the theme, and every field of every
 /// row (each string told from the next by its length).
 fn rows_key(theme: &str, rows: &[ManifestRow]) -> String {
+    use crate::hash::update_text as text;
     use sha2::Digest;
-    fn text(h: &mut sha2::Sha256, s: &str) {
-        h.update((s.len() as u64).to_le_bytes());
-        h.update(s.as_bytes());
-    }
     let mut h = sha2::Sha256::new();
     for row in rows {
         // Every field, so a field added to the row cannot be left out.
