@@ -44,7 +44,7 @@ pub(super) const MIN_LEN: usize = 4096;
 /// The built-in pattern as a lazy DFA, forward (what the walks step
 /// through) and reverse (where [`super::map`] finds where a match that a
 /// walk saw end begins), built as the `regex` crate builds its own.
-fn regex() -> &'static Regex {
+pub(super) fn regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::builder()
@@ -80,10 +80,21 @@ pub(super) fn caches() -> &'static Caches {
 /// `builtin().is_match(text)`, four parts of `text` at a time.
 pub(super) fn any_match(text: &[u8]) -> bool {
     if text.len() < MIN_LEN {
-        return super::rules::builtin().is_match(text);
+        return is_match(text);
     }
     first_part(text, 0..text.len())
         .map_or_else(|| super::rules::builtin().is_match(text), |p| p.is_some())
+}
+
+/// `builtin().is_match(text)` by one search of the forward DFA the walks
+/// step through: warm from them, where `regex`'s own would learn the
+/// same states again.
+fn is_match(text: &[u8]) -> bool {
+    let mut cache = caches().get();
+    let input = regex_automata::Input::new(text).earliest(true);
+    dfa()
+        .try_search_fwd(cache.forward_mut(), &input)
+        .map_or_else(|_| super::rules::builtin().is_match(text), |m| m.is_some())
 }
 
 /// Where the first match beginning in `within` can begin, as far as four
@@ -324,7 +335,7 @@ mod tests {
         let filler = b"decode=149.02 tok/s status=ok ";
         let re = super::super::rules::builtin();
         let mut checked = 0;
-        for len in [MIN_LEN, MIN_LEN + 3, 3 * MIN_LEN + 1] {
+        for len in [40, 100, MIN_LEN - 1, MIN_LEN, MIN_LEN + 3, 3 * MIN_LEN + 1] {
             for v in values.iter().chain(near) {
                 // The value at every offset around each part's edge and the ends.
                 let part = len / LANES;
