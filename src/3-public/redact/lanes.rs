@@ -340,7 +340,7 @@ mod tests {
                 // The value at every offset around each part's edge and the ends.
                 let part = len / LANES;
                 let mut offsets: Vec<usize> = (0..LANES).map(|l| l * part).collect();
-                offsets.push(len - v.len());
+                offsets.extend(len.checked_sub(v.len()));
                 for base in offsets {
                     for d in 0..v.len() + 2 {
                         let Some(at) = (base + d)
