@@ -1156,7 +1156,9 @@ impl CleanChunks {
         let sample = Self::sample(what, view, chunk);
         let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let here = g.this.entry(sample).or_default();
-        if here.len() < SAME_SAMPLE {
+        // The same bytes twice in a batch of chunks searched at once are
+        // kept once.
+        if here.len() < SAME_SAMPLE && !here.iter().any(|k| k.is(what, view, chunk)) {
             here.push(std::sync::Arc::new(kept));
         }
     }
@@ -1202,13 +1204,15 @@ impl Memo for Remembered<'_> {
     }
 }
 
-/// [`scan_file`], not searching again the chunks of text `chunks` knows
-/// this detector (`fingerprint`) found clean, and remembering those it
-/// finds clean: for files of [`REMEMBER_FROM`] bytes or more.
+/// [`scan_file`] for a file of the staged site. One of [`REMEMBER_FROM`]
+/// bytes or more is cut by content and searched several chunks at once;
+/// with `remembered`, the chunks of text it knows this detector
+/// (`fingerprint`) found clean are not searched again, and those found
+/// clean are remembered.
 pub(crate) fn scan_file_remembered(
     det: &Detector,
     path: &Path,
-    (chunks, fingerprint): (&CleanChunks, &std::sync::Arc<str>),
+    remembered: Option<(&CleanChunks, &std::sync::Arc<str>)>,
 ) -> Result<Scanned> {
     let f =
         crate::fsx::open_regular(path).map_err(|e| crate::error::Error::failed("open", path, e))?;
@@ -1221,13 +1225,33 @@ pub(crate) fn scan_file_remembered(
         return scan_named(det, f, view, &name)
             .map_err(|e| crate::error::Error::failed("read", path, e));
     }
-    let mut memo = Remembered {
-        chunks,
-        fingerprint: std::sync::Arc::clone(fingerprint),
-        view,
+    let scanned = match remembered {
+        Some((chunks, fingerprint)) => {
+            let mut memo = Remembered {
+                chunks,
+                fingerprint: std::sync::Arc::clone(fingerprint),
+                view,
+            };
+            scan_written(det, f, (view, &name), &mut memo)
+        }
+        None => scan_written(det, f, (view, &name), &mut ByContent),
     };
-    scan_written(det, f, (view, &name), &mut memo)
-        .map_err(|e| crate::error::Error::failed("read", path, e))
+    scanned.map_err(|e| crate::error::Error::failed("read", path, e))
+}
+
+/// A [`Memo`] that knows no chunk, cutting by content as [`Remembered`]
+/// does: a build's rescan of a large generated file searches it as the
+/// preview's does, several chunks at once.
+struct ByContent;
+
+impl Memo for ByContent {
+    fn known_clean(&mut self, _start: u64, _chunk: &[u8]) -> bool {
+        false
+    }
+
+    fn cuts(&self) -> Cuts {
+        Cuts::Content
+    }
 }
 
 /// [`scan_reader`] of a stream whose chunks `memo` may know to be clean:
@@ -1255,7 +1279,9 @@ pub(crate) fn scan_written(
 }
 
 /// [`scan_text`], not searching the chunks `memo` knows to be clean (see
-/// [`scan_written`]).
+/// [`scan_written`]). Chunks cut by content are small: they are searched
+/// a batch at a time, one task each ([`Batch`]); chunks of [`CHUNK`] one
+/// after another, so memory stays one chunk.
 fn scan_text_with(
     det: &Detector,
     reader: impl Read,
@@ -1263,31 +1289,117 @@ fn scan_text_with(
     out: &mut Scanned,
     memo: &mut dyn Memo,
 ) -> Result<()> {
-    let mut line = 1;
-    let mut at = 0u64;
     let cuts = memo.cuts();
+    let mut batch = Batch {
+        view,
+        member,
+        line: 1,
+        at: 0,
+        chunks: Vec::new(),
+        bytes: 0,
+    };
     for_each_chunk_cut(reader, cuts, |chunk: &[u8]| {
-        let start = at;
-        at += chunk.len() as u64;
-        // A NUL further on: from there, a binary's printable runs.
-        let as_text = view == View::Strings || memchr::memchr(0, chunk).is_none();
-        let view = if !as_text {
-            if member.is_none() {
+        if cuts == Cuts::Content {
+            batch.chunks.push(chunk.to_vec());
+            batch.bytes += chunk.len();
+            if batch.bytes >= Batch::BYTES {
+                batch.search(det, out, memo);
+            }
+        } else {
+            batch.search_one(det, chunk, out, memo);
+        }
+        Ok(())
+    })?;
+    batch.search(det, out, memo);
+    Ok(())
+}
+
+/// Chunks of one stream read and not yet searched, and where they start.
+struct Batch<'m> {
+    view: View,
+    member: Option<&'m str>,
+    /// The line and byte the first of `chunks` starts at.
+    line: usize,
+    at: u64,
+    chunks: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Batch<'_> {
+    /// Chunks cut by content wait until this many bytes are read.
+    const BYTES: usize = 2 << 20;
+
+    /// Search every chunk held, at once, and report their findings in
+    /// stream order.
+    fn search(&mut self, det: &Detector, out: &mut Scanned, memo: &mut dyn Memo) {
+        let chunks = std::mem::take(&mut self.chunks);
+        let mut start = self.at;
+        let how: Vec<Option<(View, bool)>> = chunks
+            .iter()
+            .map(|chunk| {
+                let how = self.how(start, chunk, out, memo);
+                start += chunk.len() as u64;
+                how
+            })
+            .collect();
+        let found: Vec<Option<Vec<Hit>>> = chunks
+            .par_iter()
+            .zip(&how)
+            .map(|(chunk, how)| how.map(|(v, _)| find_all(det, chunk, v)))
+            .collect();
+        for ((chunk, hits), how) in chunks.iter().zip(found).zip(how) {
+            let searched = hits.zip(how).map(|(h, (_, as_text))| (h, as_text));
+            self.place(chunk, searched, out, memo);
+        }
+        self.bytes = 0;
+    }
+
+    /// [`Batch::search`] of one chunk, read in place.
+    fn search_one(&mut self, det: &Detector, chunk: &[u8], out: &mut Scanned, memo: &mut dyn Memo) {
+        let how = self.how(self.at, chunk, out, memo);
+        let searched = how.map(|(v, as_text)| (find_all(det, chunk, v), as_text));
+        self.place(chunk, searched, out, memo);
+    }
+
+    /// How `chunk` (at byte `start`) is searched: its view, and whether it
+    /// reads as text (a NUL further on: from there, a binary's printable
+    /// runs); `None` when the memo knows it clean.
+    fn how(
+        &self,
+        start: u64,
+        chunk: &[u8],
+        out: &mut Scanned,
+        memo: &mut dyn Memo,
+    ) -> Option<(View, bool)> {
+        let as_text = self.view == View::Strings || memchr::memchr(0, chunk).is_none();
+        if !as_text {
+            if self.member.is_none() {
                 out.binary = true;
             }
-            View::Strings
-        } else if memo.known_clean(start, chunk) {
-            line += memchr::memchr_iter(b'\n', chunk).count();
-            return Ok(());
-        } else {
-            view
+            return Some((View::Strings, false));
+        }
+        (!memo.known_clean(start, chunk)).then_some((self.view, true))
+    }
+
+    /// Report what the search of `chunk` found (`hits`, and whether it
+    /// was read as text), or, if it was known clean, only count its lines.
+    fn place(
+        &mut self,
+        chunk: &[u8],
+        hits: Option<(Vec<Hit>, bool)>,
+        out: &mut Scanned,
+        memo: &mut dyn Memo,
+    ) {
+        self.at += chunk.len() as u64;
+        let Some((hits, as_text)) = hits else {
+            self.line += memchr::memchr_iter(b'\n', chunk).count();
+            return;
         };
-        let hits = find_all(det, chunk, view);
         if as_text && hits.is_empty() {
             memo.found_clean(chunk);
         }
-        let (located, next) = locate(chunk, hits, line);
-        match member {
+        let (located, next) = locate(chunk, hits, self.line);
+        match self.member {
             None => out.hits.extend(located),
             Some(m) => out.inner.extend(
                 located
@@ -1295,9 +1407,8 @@ fn scan_text_with(
                     .map(|(l, c, h)| (m.to_string(), l, c, h.category)),
             ),
         }
-        line = next;
-        Ok(())
-    })
+        self.line = next;
+    }
 }
 
 /// Line and column (1-based, in characters) of each hit, and the line
@@ -1494,18 +1605,29 @@ pub(crate) fn scan_path(
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
 ) -> Result<Report> {
-    scan_path_except(det, path, display, &|_| false, None)
+    scan_path_except(det, path, display, &|_| false, Large::Whole)
+}
+
+/// How [`scan_path_except`] reads a file of [`REMEMBER_FROM`] bytes or more.
+#[derive(Clone, Copy)]
+pub(crate) enum Large<'a> {
+    /// In chunks of [`CHUNK`], one after another (`exhibit scan`).
+    Whole,
+    /// As [`scan_file_remembered`] reads it: cut by content, several
+    /// chunks at once (a build's rescan), and with the preview's
+    /// [`CleanChunks`], not searching again the chunks they know.
+    ByContent(Option<&'a CleanChunks>),
 }
 
 /// [`scan_path`], reading only the names of files `known_clean` accepts
-/// (files whose bytes this same detector already found clean), and not
-/// searching again the chunks of text `remembered` knows to be clean.
+/// (files whose bytes this same detector already found clean), and reading
+/// large files as `large` says.
 pub(crate) fn scan_path_except(
     det: &Detector,
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
     known_clean: &(dyn Fn(&str) -> bool + Sync),
-    remembered: Option<&CleanChunks>,
+    large: Large,
 ) -> Result<Report> {
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     if path.is_file() {
@@ -1537,8 +1659,8 @@ pub(crate) fn scan_path_except(
     // (each also as an absolute path: see `names`).
     let rooted: Vec<String> = files.iter().map(|(rel, _)| format!("/{rel}")).collect();
     let check_names = det.any_candidate_in(rooted.iter().map(String::as_str));
-    let fingerprint: std::sync::Arc<str> = remembered
-        .map(|_| det.fingerprint())
+    let fingerprint: std::sync::Arc<str> = matches!(large, Large::ByContent(Some(_)))
+        .then(|| det.fingerprint())
         .unwrap_or_default()
         .into();
     // Per file: findings, whether it is binary, what was skipped.
@@ -1567,9 +1689,11 @@ pub(crate) fn scan_path_except(
                 if known_clean(rel) {
                     return Ok((findings, false, Vec::new()));
                 }
-                let scanned = match remembered {
-                    Some(chunks) => scan_file_remembered(det, full, (chunks, &fingerprint)),
-                    None => scan_file(det, full),
+                let scanned = match large {
+                    Large::ByContent(memo) => {
+                        scan_file_remembered(det, full, memo.map(|m| (m, &fingerprint)))
+                    }
+                    Large::Whole => scan_file(det, full),
                 };
                 let scanned = match scanned {
                     Ok(s) => s,

@@ -45,18 +45,15 @@ pub(super) fn rescan(
             || (prescanned
                 && (written.verbatim.contains(rel) || written.prescanned.contains_key(rel)))
     };
-    let scan = || scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), skip, clean);
-    // The preview's staging holds what a save changed (the scan of
-    // audit.json is most of it), or, when the detector widened, the
-    // served site: the gate runs beside the scan. A one-shot build runs
-    // them one after the other, which keeps its peak memory lower (at
-    // once, 5 MB more at 1,000 pages).
-    let (passed, report) = if memo.is_some() {
-        rayon::join(gate, scan)
-    } else {
-        gate()?;
-        (Ok(()), scan())
-    };
+    let large = scan::Large::ByContent(clean);
+    let scan = || scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), skip, large);
+    // The gate runs beside the scan: in a build, the scan of audit.json
+    // (cut by content, a batch of chunks at a time) fills what the gate's
+    // pages leave of the two cores; in the preview, a save's staging holds
+    // what it changed, audit.json most of it. Their memory at once stays a
+    // batch of chunks and a few pages (1 MB more at 1,000 pages than one
+    // after the other).
+    let (passed, report) = rayon::join(gate, scan);
     passed?;
     let report = report?;
     let unscanned = &written.unscanned;
