@@ -1279,9 +1279,9 @@ pub(crate) fn scan_written(
 }
 
 /// [`scan_text`], not searching the chunks `memo` knows to be clean (see
-/// [`scan_written`]). Chunks cut by content are small: they are searched
-/// a batch at a time, one task each ([`Batch`]); chunks of [`CHUNK`] one
-/// after another, so memory stays one chunk.
+/// [`scan_written`]). Chunks cut by content are small: those to search
+/// wait in a [`Batch`] and are searched together, one task each; chunks
+/// of [`CHUNK`] are searched one after another, so memory stays one chunk.
 fn scan_text_with(
     det: &Detector,
     reader: impl Read,
@@ -1295,13 +1295,12 @@ fn scan_text_with(
         member,
         line: 1,
         at: 0,
-        chunks: Vec::new(),
+        pending: Vec::new(),
         bytes: 0,
     };
     for_each_chunk_cut(reader, cuts, |chunk: &[u8]| {
         if cuts == Cuts::Content {
-            batch.chunks.push(chunk.to_vec());
-            batch.bytes += chunk.len();
+            batch.push(chunk, out, memo);
             if batch.bytes >= Batch::BYTES {
                 batch.search(det, out, memo);
             }
@@ -1314,63 +1313,97 @@ fn scan_text_with(
     Ok(())
 }
 
-/// Chunks of one stream read and not yet searched, and where they start.
+/// Chunks of one stream read and not yet reported.
 struct Batch<'m> {
     view: View,
     member: Option<&'m str>,
-    /// The line and byte the first of `chunks` starts at.
+    /// The line the first pending chunk starts at.
     line: usize,
+    /// Where the next chunk read starts.
     at: u64,
-    chunks: Vec<Vec<u8>>,
+    pending: Vec<Pending>,
+    /// The bytes pending chunks hold to be searched.
     bytes: usize,
 }
 
+/// A chunk read, in stream order.
+enum Pending {
+    /// Known clean to the memo: only its line breaks count.
+    Known { lines: usize },
+    /// To search in `view` (`as_text`: it reads as text).
+    Search {
+        bytes: Vec<u8>,
+        view: View,
+        as_text: bool,
+    },
+}
+
 impl Batch<'_> {
-    /// Chunks cut by content wait until this many bytes are read.
+    /// Chunks to search wait until this many of their bytes are read.
     const BYTES: usize = 2 << 20;
+
+    /// Hold `chunk` (the next one read), copied only if it is searched.
+    fn push(&mut self, chunk: &[u8], out: &mut Scanned, memo: &mut dyn Memo) {
+        let pending = match self.how(chunk, out, memo) {
+            None => Pending::Known {
+                lines: memchr::memchr_iter(b'\n', chunk).count(),
+            },
+            Some((view, as_text)) => {
+                self.bytes += chunk.len();
+                Pending::Search {
+                    bytes: chunk.to_vec(),
+                    view,
+                    as_text,
+                }
+            }
+        };
+        self.pending.push(pending);
+    }
 
     /// Search every chunk held, at once, and report their findings in
     /// stream order.
     fn search(&mut self, det: &Detector, out: &mut Scanned, memo: &mut dyn Memo) {
-        let chunks = std::mem::take(&mut self.chunks);
-        let mut start = self.at;
-        let how: Vec<Option<(View, bool)>> = chunks
-            .iter()
-            .map(|chunk| {
-                let how = self.how(start, chunk, out, memo);
-                start += chunk.len() as u64;
-                how
+        let pending = std::mem::take(&mut self.pending);
+        let found: Vec<Vec<Hit>> = pending
+            .par_iter()
+            .map(|p| match p {
+                Pending::Known { .. } => Vec::new(),
+                Pending::Search { bytes, view, .. } => find_all(det, bytes, *view),
             })
             .collect();
-        let found: Vec<Option<Vec<Hit>>> = chunks
-            .par_iter()
-            .zip(&how)
-            .map(|(chunk, how)| how.map(|(v, _)| find_all(det, chunk, v)))
-            .collect();
-        for ((chunk, hits), how) in chunks.iter().zip(found).zip(how) {
-            let searched = hits.zip(how).map(|(h, (_, as_text))| (h, as_text));
-            self.place(chunk, searched, out, memo);
+        for (p, hits) in pending.into_iter().zip(found) {
+            match p {
+                Pending::Known { lines } => self.line += lines,
+                Pending::Search { bytes, as_text, .. } => {
+                    self.place(&bytes, hits, as_text, out, memo);
+                }
+            }
         }
         self.bytes = 0;
     }
 
-    /// [`Batch::search`] of one chunk, read in place.
+    /// Search `chunk` (the next one read) in place and report it.
     fn search_one(&mut self, det: &Detector, chunk: &[u8], out: &mut Scanned, memo: &mut dyn Memo) {
-        let how = self.how(self.at, chunk, out, memo);
-        let searched = how.map(|(v, as_text)| (find_all(det, chunk, v), as_text));
-        self.place(chunk, searched, out, memo);
+        match self.how(chunk, out, memo) {
+            None => self.line += memchr::memchr_iter(b'\n', chunk).count(),
+            Some((view, as_text)) => {
+                let hits = find_all(det, chunk, view);
+                self.place(chunk, hits, as_text, out, memo);
+            }
+        }
     }
 
-    /// How `chunk` (at byte `start`) is searched: its view, and whether it
-    /// reads as text (a NUL further on: from there, a binary's printable
-    /// runs); `None` when the memo knows it clean.
+    /// How `chunk` (the next one read) is searched: its view, and whether
+    /// it reads as text (a NUL further on: from there, a binary's
+    /// printable runs); `None` when the memo knows it clean.
     fn how(
-        &self,
-        start: u64,
+        &mut self,
         chunk: &[u8],
         out: &mut Scanned,
         memo: &mut dyn Memo,
     ) -> Option<(View, bool)> {
+        let start = self.at;
+        self.at += chunk.len() as u64;
         let as_text = self.view == View::Strings || memchr::memchr(0, chunk).is_none();
         if !as_text {
             if self.member.is_none() {
@@ -1381,20 +1414,15 @@ impl Batch<'_> {
         (!memo.known_clean(start, chunk)).then_some((self.view, true))
     }
 
-    /// Report what the search of `chunk` found (`hits`, and whether it
-    /// was read as text), or, if it was known clean, only count its lines.
+    /// Report what the search of `chunk` found, `as_text` or not.
     fn place(
         &mut self,
         chunk: &[u8],
-        hits: Option<(Vec<Hit>, bool)>,
+        hits: Vec<Hit>,
+        as_text: bool,
         out: &mut Scanned,
         memo: &mut dyn Memo,
     ) {
-        self.at += chunk.len() as u64;
-        let Some((hits, as_text)) = hits else {
-            self.line += memchr::memchr_iter(b'\n', chunk).count();
-            return;
-        };
         if as_text && hits.is_empty() {
             memo.found_clean(chunk);
         }
