@@ -37,8 +37,9 @@ pub(super) const LANES: usize = 4;
 /// going, and four walks each finishing it alone would cost more than one
 /// search.
 pub(super) const MAX_FINISH: usize = 16 << 10;
-/// Shorter texts are searched the usual way: setting four walks up costs
-/// more than it saves.
+/// Shorter texts (and a text's shorter rest) are not walked: setting four
+/// walks up costs more than it saves. One search of the same DFAs finds
+/// where their matches begin ([`super::map`]).
 pub(super) const MIN_LEN: usize = 4096;
 
 /// The built-in pattern as a lazy DFA, forward (what the walks step

@@ -570,27 +570,45 @@ mod tests {
     /// Texts shorter than the walks take, and a long text's short rest,
     /// are searched by the walks' own DFAs ([`Starts::search`]): the
     /// values they find are those the search alone finds, near misses
-    /// and values at either end included.
+    /// and values at either end included, and the search starts where the
+    /// next match begins, not where the last one left off.
     #[test]
     fn short_texts_give_the_hits_the_search_alone_does() {
         let mut hits = 0;
+        for piece in PIECES {
+            hits += same_hits(piece, "a piece alone");
+        }
         for len in [0, 1, 9, 30, 200, 1000, MIN_LEN - 1, MIN_LEN, MIN_LEN + 37] {
             for every in [0, 13, 100, 700] {
                 for shift in [0, 1, 7] {
                     let what = format!("{len} bytes, every {every}, shift {shift}");
                     let text = dense(len, every, shift);
                     hits += same_hits(&text, &what);
-                    // Each piece alone, and at the very end of a text.
+                    // Each piece at the very end of the text.
                     for piece in PIECES {
                         let mut ends = text.clone();
                         ends.extend_from_slice(piece.trim_ascii_end());
-                        hits += same_hits(piece, &what);
                         hits += same_hits(&ends, &what);
                     }
                 }
             }
         }
+        // Long texts whose rest past the walks' last window is short.
+        for len in [WINDOW + 1, WINDOW + MIN_LEN - 1, 2 * WINDOW + 100] {
+            for every in [13, 700] {
+                let mut text = dense(len, every, 1);
+                hits += same_hits(&text, &format!("{len} bytes, every {every}"));
+                text.extend_from_slice(PIECES[0].trim_ascii_end());
+                hits += same_hits(&text, &format!("{len} bytes, every {every}, a value last"));
+            }
+        }
         assert!(hits > 1_000, "{hits}");
+        // Asked from the start of a short text, the answer is where its
+        // one value begins.
+        let text = b"decode=75.94 tok/s status=200 peer=10.7.3.4 done";
+        let at = text.windows(8).position(|w| w == b"10.7.3.4").unwrap();
+        assert_eq!(Starts::new(text, true).next(0), Some(at));
+        assert_eq!(Starts::new(&text[..at], true).next(0), None);
     }
 
     /// The walks are what a search starts from: past each value, the next

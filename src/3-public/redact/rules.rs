@@ -106,9 +106,11 @@ pub(super) fn find(text: &[u8], out: &mut Vec<Hit>) {
 }
 
 /// [`find`]; with `walks`, each search starts where the four walks of
-/// [`super::map`] found that the next match begins, rather than where the
-/// last one left off, so the stretches between matches are passed over
-/// four places at a time.
+/// [`super::map`] found that the next match begins (in a text too short
+/// for them, one search of their DFAs), rather than where the last one
+/// left off, so the stretches between matches are passed over four places
+/// at a time, and `regex` searches only the matches. Without, the `regex`
+/// search alone: what the tests compare with.
 pub(super) fn find_walking(text: &[u8], out: &mut Vec<Hit>, walks: bool) {
     let re = builtin();
     let mut memo = Memo::default();

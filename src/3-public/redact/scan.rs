@@ -859,10 +859,7 @@ fn scan_named(det: &Detector, reader: impl Read, view: View, name: &str) -> Resu
 /// page, most generated files) is one chunk read as it is: searched in
 /// place, not copied into a chunk buffer first.
 pub(crate) fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Scanned> {
-    let one_chunk = bytes.len() < CHUNK
-        && Kind::of(&bytes[..bytes.len().min(HEAD)]) == Kind::Text
-        && memchr::memchr(0, bytes).is_none();
-    if !one_chunk || bytes.is_empty() {
+    if !one_chunk(bytes) {
         return scan_reader(det, bytes, view);
     }
     let (hits, _) = locate(bytes, find_all(det, bytes, view), 1);
@@ -870,6 +867,15 @@ pub(crate) fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Sca
         hits,
         ..Scanned::default()
     })
+}
+
+/// Text shorter than a chunk, with no NUL byte: what a scan reads as one
+/// chunk of text.
+fn one_chunk(bytes: &[u8]) -> bool {
+    !bytes.is_empty()
+        && bytes.len() < CHUNK
+        && Kind::of(&bytes[..bytes.len().min(HEAD)]) == Kind::Text
+        && memchr::memchr(0, bytes).is_none()
 }
 
 /// `base`: the stream's name; `member`: its (masked) name inside an
@@ -1043,8 +1049,10 @@ fn scan_text(
 /// [`scan_written`]): [`find_all`] reads nothing but a chunk's bytes and
 /// view, so a chunk known to be clean in this view is not searched again.
 pub(crate) trait Memo {
-    /// Is the chunk at byte `start` of the stream, cut as
-    /// [`for_each_chunk`] cuts it, known to hold nothing?
+    /// Is the chunk at byte `start` of the stream, cut as [`Memo::cuts`]
+    /// says, known to hold nothing? Asked in stream order; with cuts by
+    /// content, of a whole batch of chunks before any of them is searched
+    /// (so before [`Memo::found_clean`] of the ones before).
     fn known_clean(&mut self, start: u64, chunk: &[u8]) -> bool;
     /// The chunk just searched (`chunk`) held nothing.
     fn found_clean(&mut self, _chunk: &[u8]) {}
@@ -1204,15 +1212,14 @@ impl Memo for Remembered<'_> {
     }
 }
 
-/// [`scan_file`] for a file of the staged site. One of [`REMEMBER_FROM`]
-/// bytes or more is cut by content and searched several chunks at once;
-/// with `remembered`, the chunks of text it knows this detector
-/// (`fingerprint`) found clean are not searched again, and those found
-/// clean are remembered.
+/// [`scan_file`], not searching again the chunks of text `chunks` knows
+/// this detector (`fingerprint`) found clean, and remembering those it
+/// finds clean: for files of [`REMEMBER_FROM`] bytes or more, cut by
+/// content and searched a batch of chunks at a time.
 pub(crate) fn scan_file_remembered(
     det: &Detector,
     path: &Path,
-    remembered: Option<(&CleanChunks, &std::sync::Arc<str>)>,
+    (chunks, fingerprint): (&CleanChunks, &std::sync::Arc<str>),
 ) -> Result<Scanned> {
     let f =
         crate::fsx::open_regular(path).map_err(|e| crate::error::Error::failed("open", path, e))?;
@@ -1225,33 +1232,13 @@ pub(crate) fn scan_file_remembered(
         return scan_named(det, f, view, &name)
             .map_err(|e| crate::error::Error::failed("read", path, e));
     }
-    let scanned = match remembered {
-        Some((chunks, fingerprint)) => {
-            let mut memo = Remembered {
-                chunks,
-                fingerprint: std::sync::Arc::clone(fingerprint),
-                view,
-            };
-            scan_written(det, f, (view, &name), &mut memo)
-        }
-        None => scan_written(det, f, (view, &name), &mut ByContent),
+    let mut memo = Remembered {
+        chunks,
+        fingerprint: std::sync::Arc::clone(fingerprint),
+        view,
     };
-    scanned.map_err(|e| crate::error::Error::failed("read", path, e))
-}
-
-/// A [`Memo`] that knows no chunk, cutting by content as [`Remembered`]
-/// does: a build's rescan of a large generated file searches it as the
-/// preview's does, several chunks at once.
-struct ByContent;
-
-impl Memo for ByContent {
-    fn known_clean(&mut self, _start: u64, _chunk: &[u8]) -> bool {
-        false
-    }
-
-    fn cuts(&self) -> Cuts {
-        Cuts::Content
-    }
+    scan_written(det, f, (view, &name), &mut memo)
+        .map_err(|e| crate::error::Error::failed("read", path, e))
 }
 
 /// [`scan_reader`] of a stream whose chunks `memo` may know to be clean:
@@ -1478,14 +1465,29 @@ pub(crate) fn scan_file_named(det: &Detector, reader: impl Read, path: &Path) ->
 }
 
 pub(crate) fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
-    let f =
+    let mut f =
         crate::fsx::open_regular(path).map_err(|e| crate::error::Error::failed("open", path, e))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    scan_named(det, f, View::of(path), &name)
-        .map_err(|e| crate::error::Error::failed("read", path, e))
+    let read_err = |e| crate::error::Error::failed("read", path, e);
+    // A file shorter than a chunk is read whole into a buffer of its size
+    // (one grown block by block to a chunk held twice its size for a
+    // moment: 3.4 MB of audit.json 6 MB, as the gate ran beside).
+    if f.metadata().is_ok_and(|m| m.len() < CHUNK as u64) {
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes)
+            .map_err(|e| read_err(crate::error::Error::io(path, "read", e)))?;
+        let view = View::of(path);
+        let scanned = if one_chunk(&bytes) {
+            scan_bytes(det, &bytes, view)
+        } else {
+            scan_named(det, &bytes[..], view, &name)
+        };
+        return scanned.map_err(read_err);
+    }
+    scan_named(det, f, View::of(path), &name).map_err(read_err)
 }
 
 /// Inline elements, whose tags a reader does not see as a break (names
@@ -1633,29 +1635,18 @@ pub(crate) fn scan_path(
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
 ) -> Result<Report> {
-    scan_path_except(det, path, display, &|_| false, Large::Whole)
-}
-
-/// How [`scan_path_except`] reads a file of [`REMEMBER_FROM`] bytes or more.
-#[derive(Clone, Copy)]
-pub(crate) enum Large<'a> {
-    /// In chunks of [`CHUNK`], one after another (`exhibit scan`).
-    Whole,
-    /// As [`scan_file_remembered`] reads it: cut by content, several
-    /// chunks at once (a build's rescan), and with the preview's
-    /// [`CleanChunks`], not searching again the chunks they know.
-    ByContent(Option<&'a CleanChunks>),
+    scan_path_except(det, path, display, &|_| false, None)
 }
 
 /// [`scan_path`], reading only the names of files `known_clean` accepts
-/// (files whose bytes this same detector already found clean), and reading
-/// large files as `large` says.
+/// (files whose bytes this same detector already found clean), and not
+/// searching again the chunks of text `remembered` knows to be clean.
 pub(crate) fn scan_path_except(
     det: &Detector,
     path: &Path,
     display: &(dyn Fn(&str) -> String + Sync),
     known_clean: &(dyn Fn(&str) -> bool + Sync),
-    large: Large,
+    remembered: Option<&CleanChunks>,
 ) -> Result<Report> {
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     if path.is_file() {
@@ -1687,8 +1678,8 @@ pub(crate) fn scan_path_except(
     // (each also as an absolute path: see `names`).
     let rooted: Vec<String> = files.iter().map(|(rel, _)| format!("/{rel}")).collect();
     let check_names = det.any_candidate_in(rooted.iter().map(String::as_str));
-    let fingerprint: std::sync::Arc<str> = matches!(large, Large::ByContent(Some(_)))
-        .then(|| det.fingerprint())
+    let fingerprint: std::sync::Arc<str> = remembered
+        .map(|_| det.fingerprint())
         .unwrap_or_default()
         .into();
     // Per file: findings, whether it is binary, what was skipped.
@@ -1717,11 +1708,9 @@ pub(crate) fn scan_path_except(
                 if known_clean(rel) {
                     return Ok((findings, false, Vec::new()));
                 }
-                let scanned = match large {
-                    Large::ByContent(memo) => {
-                        scan_file_remembered(det, full, memo.map(|m| (m, &fingerprint)))
-                    }
-                    Large::Whole => scan_file(det, full),
+                let scanned = match remembered {
+                    Some(chunks) => scan_file_remembered(det, full, (chunks, &fingerprint)),
+                    None => scan_file(det, full),
                 };
                 let scanned = match scanned {
                     Ok(s) => s,

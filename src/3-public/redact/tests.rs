@@ -441,7 +441,7 @@ fn clean_chunks_are_known_by_detector_and_bytes() {
     let builtin = Detector::builtin();
     let memo = scan::CleanChunks::default();
     let fp = builtin.fingerprint().into();
-    let first = scan::scan_file_remembered(&builtin, &path, Some((&memo, &fp))).unwrap();
+    let first = scan::scan_file_remembered(&builtin, &path, (&memo, &fp)).unwrap();
     assert!(first.hits.is_empty());
     assert_eq!(memo.known(), 2, "both chunks were clean");
     // The second chunk changes: a private address on its last line.
@@ -449,7 +449,7 @@ fn clean_chunks_are_known_by_detector_and_bytes() {
     let mut changed = text.clone();
     changed.extend_from_slice(b"    {\"page\": \"10.1.2.3\"}\n");
     std::fs::write(&path, &changed).unwrap();
-    let second = scan::scan_file_remembered(&builtin, &path, Some((&memo, &fp))).unwrap();
+    let second = scan::scan_file_remembered(&builtin, &path, (&memo, &fp)).unwrap();
     let found: Vec<(usize, usize)> = second.hits.iter().map(|(l, c, _)| (*l, *c)).collect();
     assert_eq!(found, vec![(lines + 1, 15)]);
     assert_eq!(memo.known(), 2, "the changed chunk was not found clean");
@@ -461,7 +461,7 @@ fn clean_chunks_are_known_by_detector_and_bytes() {
     };
     let denying = Detector::new([&policy]).unwrap();
     let other = denying.fingerprint().into();
-    let third = scan::scan_file_remembered(&denying, &path, Some((&memo, &other))).unwrap();
+    let third = scan::scan_file_remembered(&denying, &path, (&memo, &other)).unwrap();
     assert_eq!(third.hits.first().map(|(l, c, _)| (*l, *c)), Some((1, 55)));
     // Two builds meeting none of them: forgotten.
     memo.next_build();
@@ -520,12 +520,10 @@ fn an_edit_near_the_start_leaves_the_later_chunks_known() {
     std::fs::write(&path, &text).unwrap();
     let builtin = Detector::builtin();
     let (memo, fp) = (scan::CleanChunks::default(), builtin.fingerprint().into());
-    assert!(
-        scan::scan_file_remembered(&builtin, &path, Some((&memo, &fp)))
-            .unwrap()
-            .hits
-            .is_empty()
-    );
+    assert!(scan::scan_file_remembered(&builtin, &path, (&memo, &fp))
+        .unwrap()
+        .hits
+        .is_empty());
     let chunks = memo.known();
     assert!(chunks >= 4, "{chunks} chunks");
     // Four lines longer: every cut at a fixed size moves.
@@ -538,7 +536,7 @@ fn an_edit_near_the_start_leaves_the_later_chunks_known() {
     let lines = edited.iter().filter(|&&b| b == b'\n').count();
     edited.extend_from_slice(b"    {\"page\": \"10.1.2.3\"}\n");
     std::fs::write(&path, &edited).unwrap();
-    let second = scan::scan_file_remembered(&builtin, &path, Some((&memo, &fp))).unwrap();
+    let second = scan::scan_file_remembered(&builtin, &path, (&memo, &fp)).unwrap();
     let found: Vec<(usize, usize)> = second.hits.iter().map(|(l, c, _)| (*l, *c)).collect();
     assert_eq!(found, vec![(lines + 1, 15)]);
     // The edited first chunk is new; the last (with the address) is not
@@ -582,11 +580,12 @@ fn bytes_in_memory_scan_as_a_stream_does() {
     assert_eq!(lines, [(2, 13), (2, 33), (3, 17)]);
 }
 
-/// A build's rescan of a large generated file (cut by content, batches of
-/// chunks searched at once) finds what a scan of it in chunks of
-/// `scan::CHUNK`, one after another, finds: the same values on the same
-/// lines and columns, in the first chunk, across batches and in the last
-/// line; a NUL byte on the way makes it binary either way.
+/// The preview's rescan of a large generated file, cut by content and
+/// searched a batch of chunks at a time, finds what a scan of it in chunks
+/// of `scan::CHUNK`, one after another, finds: the same values on the same
+/// lines and columns, in the first chunk, across batches and on the last
+/// line. With a NUL byte on the way, both read it as a binary's printable
+/// runs from that chunk on, and still find what is before and after it.
 #[test]
 fn large_files_searched_in_batches_give_what_one_chunk_after_another_does() {
     let row = b"    {\"page\": \"index.md\", \"text\": \"149.02\", \"line\": 7},\n";
@@ -600,20 +599,44 @@ fn large_files_searched_in_batches_give_what_one_chunk_after_another_does() {
         at += 333_331;
     }
     text.extend_from_slice(b"{\"last\": \"10.9.8.7\"}");
-    std::fs::write(&path, &text).unwrap();
     let builtin = Detector::builtin();
-    let batched = scan::scan_file_remembered(&builtin, &path, None).unwrap();
-    let whole = scan::scan_file(&builtin, &path).unwrap();
-    let at = |s: &scan::Scanned| -> Vec<(usize, usize)> {
+    let fp: std::sync::Arc<str> = builtin.fingerprint().into();
+    let lines = |s: &scan::Scanned| -> Vec<(usize, usize)> {
         s.hits.iter().map(|(l, c, _)| (*l, *c)).collect()
     };
+    let both = |text: &[u8]| {
+        std::fs::write(&path, text).unwrap();
+        let memo = scan::CleanChunks::default();
+        let batched = scan::scan_file_remembered(&builtin, &path, (&memo, &fp)).unwrap();
+        (batched, scan::scan_file(&builtin, &path).unwrap())
+    };
+    let (batched, whole) = both(&text);
     assert!(batched.hits.len() > 20, "{}", batched.hits.len());
-    assert_eq!(at(&batched), at(&whole));
-    assert!(!batched.binary);
-    text[3 * (2 << 20)] = 0;
-    std::fs::write(&path, &text).unwrap();
-    let batched = scan::scan_file_remembered(&builtin, &path, None).unwrap();
-    let whole = scan::scan_file(&builtin, &path).unwrap();
+    assert_eq!(lines(&batched), lines(&whole));
+    assert!(!batched.binary && !whole.binary);
+    let last_line = text.iter().filter(|&&b| b == b'\n').count() + 1;
+    assert_eq!(lines(&batched).last(), Some(&(last_line, 11)));
+    // A NUL byte two thirds in, a value right after it.
+    let nul = 7 * (1 << 20);
+    text[nul] = 0;
+    text[nul + 1..nul + 9].copy_from_slice(b"10.4.4.4");
+    let (batched, whole) = both(&text);
     assert!(batched.binary && whole.binary);
+    let before = |s: &scan::Scanned| -> usize {
+        s.hits
+            .iter()
+            .filter(|(l, _, _)| l * row.len() < nul - (4 << 20))
+            .count()
+    };
+    assert!(before(&batched) > 5 && before(&batched) == before(&whole));
+    let at_nul = text[..nul].iter().filter(|&&b| b == b'\n').count() + 1;
+    assert!(
+        batched.hits.iter().any(|(l, _, _)| *l == at_nul),
+        "the value after the NUL"
+    );
+    assert!(
+        whole.hits.iter().any(|(l, _, _)| *l == at_nul),
+        "the value after the NUL"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -45,14 +45,12 @@ pub(super) fn rescan(
             || (prescanned
                 && (written.verbatim.contains(rel) || written.prescanned.contains_key(rel)))
     };
-    let large = scan::Large::ByContent(clean);
-    let scan = || scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), skip, large);
-    // The gate runs beside the scan: in a build, the scan of audit.json
-    // (cut by content, a batch of chunks at a time) fills what the gate's
-    // pages leave of the two cores; in the preview, a save's staging holds
-    // what it changed, audit.json most of it. Their memory at once stays a
-    // batch of chunks and a few pages (1 MB more at 1,000 pages than one
-    // after the other).
+    let scan = || scan::scan_path_except(&r.detector, staging, &|rel| rel.to_string(), skip, clean);
+    // The gate runs beside the scan: in a build, the gate's pages fill
+    // what the scan of audit.json (its chunks one after another) leaves of
+    // the two cores; in the preview, a save's staging holds what it
+    // changed, audit.json most of it. Together they hold a scan's chunk
+    // and a few pages.
     let (passed, report) = rayon::join(gate, scan);
     passed?;
     let report = report?;
