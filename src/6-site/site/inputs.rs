@@ -9,7 +9,7 @@ use crate::error::EvidenceFailed;
 use crate::error::{bail, Result};
 use crate::evidence::{self, Edit, Evidence};
 use crate::manifest;
-use crate::render::Theme;
+use crate::render::{PendingTheme, Theme};
 use std::path::PathBuf;
 
 /// What the load stage hands on.
@@ -17,12 +17,15 @@ pub(super) struct Loaded {
     /// OUT, absolute.
     pub(crate) out_abs: PathBuf,
     pub(crate) campaigns: Vec<Campaign>,
-    pub(crate) theme: std::sync::Arc<Theme>,
+    pub(crate) theme: PendingTheme,
 }
 
 /// The load stage: the campaigns under the root, none of them holding
 /// OUT nor held by it, with the manifest hashes `--expect` pins.
 pub(super) fn load(opts: &BuildOptions, cache: Option<&BuildCache>) -> Result<Loaded> {
+    // The built-in theme compiles beside the stages before the render
+    // stage; a theme folder is read here, so its errors come first.
+    let builtin = (cache.is_none() && opts.theme.is_none()).then(PendingTheme::builtin);
     let out_abs = super::staging::absolute(&opts.out)?;
     let root_abs = crate::fsx::canonicalize(&opts.root).map_err(|_| {
         crate::error::Error::Invalid(format!(
@@ -50,9 +53,12 @@ pub(super) fn load(opts: &BuildOptions, cache: Option<&BuildCache>) -> Result<Lo
     }
     let ids: Vec<String> = campaigns.iter().map(|c| c.meta.id.clone()).collect();
     crate::verify::check_pins(&opts.expect, &ids)?;
-    let theme = match cache {
-        Some(c) => Theme::load_kept(opts.theme.as_deref(), &c.theme)?,
-        None => std::sync::Arc::new(Theme::load(opts.theme.as_deref())?),
+    let theme = match (builtin, cache) {
+        (Some(builtin), _) => builtin,
+        (None, Some(c)) => PendingTheme::ready(Theme::load_kept(opts.theme.as_deref(), &c.theme)?),
+        (None, None) => {
+            PendingTheme::ready(std::sync::Arc::new(Theme::load(opts.theme.as_deref())?))
+        }
     };
     Ok(Loaded {
         out_abs,

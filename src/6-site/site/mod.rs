@@ -262,8 +262,9 @@ impl Stages<'_> {
         copied: &[Copies],
         mut cache: Option<&mut cache::PageCache>,
     ) -> Result<pages::Site> {
+        let theme = self.loaded.theme.get()?;
         let target = pages::Target {
-            theme: &self.loaded.theme,
+            theme: &theme,
             single_file: self.opts.single_file,
             sink: self.sink,
             redactor,
@@ -296,12 +297,13 @@ impl Stages<'_> {
         cache: Option<&BuildCache>,
         phases: &mut Phases,
     ) -> Result<()> {
+        let theme = self.loaded.theme.get()?;
         let site = write::Site {
             campaigns: &self.loaded.campaigns,
             evidences: &self.verified.evidences,
             publics: self.publics,
             copies: copied,
-            theme: &self.loaded.theme,
+            theme: &theme,
             single_file: self.opts.single_file,
             out: &self.opts.out,
             rows: cache.map(|c| &c.rows),
