@@ -492,27 +492,42 @@ impl Redactor {
         self.redact_counted(text, &mut Counts::new())
     }
 
-    /// Every string and object key of a JSON value, redacted in place.
+    /// Every string and object key of a JSON value, redacted in place. A
+    /// value none of whose texts (its strings, its keys, and the `"key":
+    /// "value"` pairs [`Self::redact_secret`] reads) holds a candidate is
+    /// left as it is after one search of them all, joined one per line,
+    /// instead of three searches per string (a campaign.json listing a
+    /// thousand pages took 5 ms).
     pub(crate) fn redact_value(&self, v: &mut Value, counts: &mut Counts) {
+        const JOINED_UP_TO: usize = 16 << 20;
+        let mut texts = String::new();
+        if json_texts(v, &mut texts, JOINED_UP_TO).is_some()
+            && !self.detector.any_candidate(texts.as_bytes())
+        {
+            return;
+        }
+        drop(texts);
+        self.redact_each(v, counts);
+    }
+
+    /// [`Self::redact_value`], each string and key searched.
+    fn redact_each(&self, v: &mut Value, counts: &mut Counts) {
         match v {
             Value::String(s) => {
                 if let Cow::Owned(r) = self.redact_counted(s, counts) {
                     *s = r;
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(|i| self.redact_value(i, counts)),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.redact_each(i, counts)),
             Value::Object(map) => {
                 // A row naming its secret in a sibling field:
                 // `{"key": "api_key", "value": "..."}`.
-                let label = ["key", "name", "label", "setting"]
-                    .iter()
-                    .find_map(|f| map.get(*f).and_then(Value::as_str))
-                    .map(str::to_string);
+                let label = row_label(map).map(str::to_string);
                 let entries = std::mem::take(map);
                 for (k, mut val) in entries {
                     let labelled = if k == "value" { label.as_deref() } else { None };
                     self.redact_secret(labelled.unwrap_or(&k), &mut val, counts);
-                    self.redact_value(&mut val, counts);
+                    self.redact_each(&mut val, counts);
                     map.insert(self.redact_counted(&k, counts).into_owned(), val);
                 }
             }
@@ -527,7 +542,7 @@ impl Redactor {
         let Value::String(s) = val else {
             return;
         };
-        let probe = format!("\"{key}\": \"{s}\"");
+        let probe = secret_probe(key, s);
         let at = probe.len() - s.len() - 1;
         let whole =
             self.detector.find(probe.as_bytes()).into_iter().any(|h| {
@@ -544,6 +559,51 @@ impl Redactor {
             *s = self.placeholder(&hit);
         }
     }
+}
+
+/// What a row names its secret by in a sibling field:
+/// `{"key": "api_key", "value": "..."}`.
+fn row_label(map: &serde_json::Map<String, Value>) -> Option<&str> {
+    ["key", "name", "label", "setting"]
+        .iter()
+        .find_map(|f| map.get(*f).and_then(Value::as_str))
+}
+
+/// The text [`Redactor::redact_secret`] searches for a value `s` under
+/// `key`.
+fn secret_probe(key: &str, s: &str) -> String {
+    format!("\"{key}\": \"{s}\"")
+}
+
+/// Every text [`Redactor::redact_each`] searches in `v` (before anything in
+/// it is redacted), one per line, onto `out`; `None` past `max` bytes.
+fn json_texts(v: &Value, out: &mut String, max: usize) -> Option<()> {
+    match v {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(items) => {
+            for i in items {
+                json_texts(i, out, max)?;
+            }
+        }
+        Value::Object(map) => {
+            let label = row_label(map);
+            for (k, val) in map {
+                let labelled = if k == "value" { label } else { None };
+                if let Value::String(s) = val {
+                    out.push_str(&secret_probe(labelled.unwrap_or(k), s));
+                    out.push('\n');
+                }
+                out.push_str(k);
+                out.push('\n');
+                json_texts(val, out, max)?;
+            }
+        }
+        _ => {}
+    }
+    (out.len() <= max).then_some(())
 }
 
 #[cfg(test)]

@@ -223,6 +223,46 @@ fn policy_denies_and_allows() {
     );
 }
 
+/// `redact_value` searches a value's texts joined before it searches them
+/// one by one; wherever one of them holds something, it redacts exactly
+/// what searching each does: a value, a key, a secret named by its key
+/// or by its row's label, deep in the value, among a thousand clean rows,
+/// and with a campaign's deny term.
+#[test]
+fn json_values_redacted_after_one_search_as_one_by_one() {
+    let clean_rows: Vec<Value> = (0..1000)
+        .map(|i| serde_json::json!({"file": format!("p{i:05}.md"), "title": format!("Evidence item {i}")}))
+        .collect();
+    let docs = [
+        serde_json::json!({"pages": clean_rows.clone()}),
+        serde_json::json!({"pages": clean_rows.clone(), "note": "on gpu-node-07.internal"}),
+        serde_json::json!({"pages": clean_rows.clone(), "10.0.0.5": 1}),
+        serde_json::json!({"pages": clean_rows.clone(), "api_key": "abcdef123456"}),
+        serde_json::json!({"rows": [{"key": "api_key", "value": "abcdef123456"}]}),
+        serde_json::json!({"a": [{"b": [{"token": "zyxwvu987654"}]}], "pages": clean_rows}),
+        serde_json::json!({"who": "lab-7 ran it", "n": 3}),
+    ];
+    let policy = Policy {
+        deny: vec!["lab-7".into()],
+        ..Policy::default()
+    };
+    let mut changed = 0;
+    for doc in docs {
+        let (joined, each) = (
+            Redactor::new(Detector::new([&policy]).unwrap()),
+            Redactor::new(Detector::new([&policy]).unwrap()),
+        );
+        let (mut a, mut b) = (doc.clone(), doc.clone());
+        let (mut ca, mut cb) = (Counts::new(), Counts::new());
+        joined.redact_value(&mut a, &mut ca);
+        each.redact_each(&mut b, &mut cb);
+        assert_eq!(a, b);
+        assert_eq!(describe(&ca), describe(&cb));
+        changed += usize::from(a != doc);
+    }
+    assert_eq!(changed, 6);
+}
+
 #[test]
 fn json_values_and_keys() {
     let r = redactor();
