@@ -182,10 +182,18 @@ impl PendingTheme {
     }
 }
 
+/// The built-in theme, or what failed and every cause of it.
 fn compile_builtin() -> std::result::Result<Arc<Theme>, String> {
-    Theme::load(None)
-        .map(Arc::new)
-        .map_err(|e| format!("{e:#}"))
+    Theme::load(None).map(Arc::new).map_err(|e| {
+        let mut chain = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            chain.push_str(": ");
+            chain.push_str(&c.to_string());
+            cause = c.source();
+        }
+        chain
+    })
 }
 
 /// The preview's last theme, for [`Theme::load_kept`].

@@ -101,6 +101,10 @@ pub(crate) struct Detector {
     /// name), matched wherever they appear again; with the category and
     /// key of each literal that is not a credential.
     known: Option<Known>,
+    /// No policy pattern is anchored at the text's start or end (`\A`,
+    /// `\z`, `(?-m:^)`): a value in one of many texts joined one per line
+    /// is then a match in the joined text ([`Self::any_candidate_in`]).
+    joinable: bool,
 }
 
 impl Detector {
@@ -122,6 +126,7 @@ impl Detector {
             policy: None,
             allow: HashSet::new(),
             known: None,
+            joinable: true,
         }
     }
 
@@ -142,11 +147,12 @@ impl Detector {
             }
             allow.extend(p.allow.iter().map(|a| a.trim().to_lowercase()));
         }
+        let pattern = alternatives.join("|");
         let policy = if alternatives.is_empty() {
             None
         } else {
             Some(
-                RegexBuilder::new(&alternatives.join("|"))
+                RegexBuilder::new(&pattern)
                     // `^` and `$` at every line: a pattern finds the same
                     // values in a file as in its lines taken one by one.
                     .multi_line(true)
@@ -154,10 +160,14 @@ impl Detector {
                     .build()?,
             )
         };
+        let lines = regex_automata::util::syntax::Config::new().multi_line(true);
+        let joinable = regex_automata::util::syntax::parse_with(&pattern, &lines)
+            .is_ok_and(|hir| !hir.properties().look_set().contains_anchor_haystack());
         Ok(Detector {
             policy,
             allow,
             known: None,
+            joinable,
         })
     }
 
@@ -175,6 +185,13 @@ impl Detector {
     /// They are joined one per line, where a match in any one of them is
     /// still a match (`^` and `$` are line anchors).
     pub(crate) fn any_candidate_in<'s>(&self, strings: impl IntoIterator<Item = &'s str>) -> bool {
+        if !self.joinable {
+            // A pattern anchored at the text's start or end matches a
+            // string alone, not joined after another.
+            return strings
+                .into_iter()
+                .any(|s| self.any_candidate(s.as_bytes()));
+        }
         let mut all = String::new();
         for s in strings {
             all.push_str(s);
@@ -501,7 +518,8 @@ impl Redactor {
     pub(crate) fn redact_value(&self, v: &mut Value, counts: &mut Counts) {
         const JOINED_UP_TO: usize = 16 << 20;
         let mut texts = String::new();
-        if json_texts(v, &mut texts, JOINED_UP_TO).is_some()
+        if self.detector.joinable
+            && json_texts(v, &mut texts, JOINED_UP_TO).is_some()
             && !self.detector.any_candidate(texts.as_bytes())
         {
             return;
@@ -572,14 +590,25 @@ fn row_label(map: &serde_json::Map<String, Value>) -> Option<&str> {
 /// The text [`Redactor::redact_secret`] searches for a value `s` under
 /// `key`.
 fn secret_probe(key: &str, s: &str) -> String {
-    format!("\"{key}\": \"{s}\"")
+    let mut probe = String::with_capacity(key.len() + s.len() + 6);
+    push_probe(&mut probe, key, s);
+    probe
+}
+
+fn push_probe(out: &mut String, key: &str, s: &str) {
+    for part in ["\"", key, "\": \"", s, "\""] {
+        out.push_str(part);
+    }
 }
 
 /// Every text [`Redactor::redact_each`] searches in `v` (before anything in
 /// it is redacted), one per line, onto `out`; `None` past `max` bytes.
 fn json_texts(v: &Value, out: &mut String, max: usize) -> Option<()> {
+    // Asked before each string goes in, so the text stays within `max`.
+    let room = |out: &String, more: usize| (out.len() + more <= max).then_some(());
     match v {
         Value::String(s) => {
+            room(out, s.len() + 1)?;
             out.push_str(s);
             out.push('\n');
         }
@@ -592,10 +621,13 @@ fn json_texts(v: &Value, out: &mut String, max: usize) -> Option<()> {
             let label = row_label(map);
             for (k, val) in map {
                 let labelled = if k == "value" { label } else { None };
+                let key = labelled.unwrap_or(k);
                 if let Value::String(s) = val {
-                    out.push_str(&secret_probe(labelled.unwrap_or(k), s));
+                    room(out, key.len() + s.len() + 7)?;
+                    push_probe(out, key, s);
                     out.push('\n');
                 }
+                room(out, k.len() + 1)?;
                 out.push_str(k);
                 out.push('\n');
                 json_texts(val, out, max)?;
@@ -603,7 +635,7 @@ fn json_texts(v: &Value, out: &mut String, max: usize) -> Option<()> {
         }
         _ => {}
     }
-    (out.len() <= max).then_some(())
+    Some(())
 }
 
 #[cfg(test)]

@@ -241,11 +241,23 @@ fn json_values_redacted_after_one_search_as_one_by_one() {
         serde_json::json!({"rows": [{"key": "api_key", "value": "abcdef123456"}]}),
         serde_json::json!({"a": [{"b": [{"token": "zyxwvu987654"}]}], "pages": clean_rows}),
         serde_json::json!({"who": "lab-7 ran it", "n": 3}),
+        serde_json::json!({"pages": clean_rows.clone(), "run": "RUN-0042"}),
     ];
     let policy = Policy {
         deny: vec!["lab-7".into()],
+        patterns: vec![r"RUN-\d{4}".into()],
         ..Policy::default()
     };
+    // The clean rows are passed over after one search, and only they.
+    let mut joined = String::new();
+    let det = Detector::new([&policy]).unwrap();
+    assert!(json_texts(&docs[0], &mut joined, 16 << 20).is_some());
+    assert!(!det.any_candidate(joined.as_bytes()));
+    assert!(json_texts(&docs[0], &mut String::new(), 1000).is_none());
+    assert!(docs[1..].iter().all(|d| {
+        let mut t = String::new();
+        json_texts(d, &mut t, 16 << 20).is_some() && det.any_candidate(t.as_bytes())
+    }));
     let mut changed = 0;
     for doc in docs {
         let (joined, each) = (
@@ -260,7 +272,40 @@ fn json_values_redacted_after_one_search_as_one_by_one() {
         assert_eq!(describe(&ca), describe(&cb));
         changed += usize::from(a != doc);
     }
-    assert_eq!(changed, 6);
+    assert_eq!(changed, 7);
+}
+
+/// A policy pattern anchored at the text's start or end matches a string
+/// alone, not one joined after others: texts are then searched one by
+/// one, by `any_candidate_in` and by `redact_value` alike.
+#[test]
+fn anchored_policy_patterns_are_not_searched_joined() {
+    for pattern in [
+        r"\Aabcdef123456\z",
+        r"(?-m:^)abcdef123456$",
+        r"abcdef123456\z",
+    ] {
+        let policy = Policy {
+            patterns: vec![pattern.into()],
+            ..Policy::default()
+        };
+        let det = Detector::new([&policy]).unwrap();
+        assert!(det.any_candidate(b"abcdef123456"), "{pattern}");
+        assert!(
+            det.any_candidate_in(["clean", "abcdef123456", "clean"]),
+            "{pattern}"
+        );
+        let r = Redactor::new(det);
+        let mut v = serde_json::json!({"pages": ["clean", "abcdef123456", "also clean"]});
+        r.redact_value(&mut v, &mut Counts::new());
+        assert_eq!(v["pages"][1], "[redacted-1]", "{pattern}");
+    }
+    // Line anchors join: `^` and `$` match at every line.
+    let policy = Policy {
+        patterns: vec![r"^abcdef123456$".into()],
+        ..Policy::default()
+    };
+    assert!(Detector::new([&policy]).unwrap().joinable);
 }
 
 #[test]
