@@ -400,15 +400,8 @@ pub(crate) fn learn_keyed_secrets(
             }
         };
         let mut found = Counts::new();
-        let text = match parse {
-            Some(false) => None,
-            // Asked already: UTF-8, a key named.
-            Some(true) => std::str::from_utf8(bytes).ok(),
-            None => std::str::from_utf8(bytes)
-                .ok()
-                .filter(|_| crate::redact::may_name_a_secret(bytes)),
-        };
-        if let Some(text) = text {
+        let worth = parse.unwrap_or_else(|| worth_parsing(bytes));
+        if let Some(text) = worth.then(|| std::str::from_utf8(bytes).ok()).flatten() {
             how.learn(c, path, text, r, &mut found);
         }
         // Nothing found: the parse numbered nothing, and never will from

@@ -156,7 +156,7 @@ impl Theme {
 /// compiling on the build's thread pool while the stages before the render
 /// stage run (it took 7 ms alone on the build's thread, a fifth of a small
 /// campaign's load and verify). [`PendingTheme::get`] waits for it.
-pub(crate) struct PendingTheme(Arc<OnceLock<std::result::Result<Arc<Theme>, String>>>);
+pub(crate) struct PendingTheme(Arc<OnceLock<Result<Arc<Theme>>>>);
 
 impl PendingTheme {
     pub(crate) fn ready(theme: Arc<Theme>) -> Self {
@@ -175,25 +175,15 @@ impl PendingTheme {
 
     /// The theme, once compiled (here, if the pool has not begun it).
     pub(crate) fn get(&self) -> Result<Arc<Theme>> {
-        self.0
-            .get_or_init(compile_builtin)
-            .clone()
-            .map_err(crate::error::Error::Invalid)
+        match self.0.get_or_init(compile_builtin) {
+            Ok(theme) => Ok(Arc::clone(theme)),
+            Err(e) => Err(crate::error::Error::foreign(e)),
+        }
     }
 }
 
-/// The built-in theme, or what failed and every cause of it.
-fn compile_builtin() -> std::result::Result<Arc<Theme>, String> {
-    Theme::load(None).map(Arc::new).map_err(|e| {
-        let mut chain = e.to_string();
-        let mut cause = std::error::Error::source(&e);
-        while let Some(c) = cause {
-            chain.push_str(": ");
-            chain.push_str(&c.to_string());
-            cause = c.source();
-        }
-        chain
-    })
+fn compile_builtin() -> Result<Arc<Theme>> {
+    Theme::load(None).map(Arc::new)
 }
 
 /// The preview's last theme, for [`Theme::load_kept`].

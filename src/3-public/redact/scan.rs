@@ -862,11 +862,16 @@ pub(crate) fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Sca
     if !one_chunk(bytes) {
         return scan_reader(det, bytes, view);
     }
+    Ok(scan_one_chunk(det, bytes, view))
+}
+
+/// What a scan finds in `bytes`, [`one_chunk`] of text, searched in place.
+fn scan_one_chunk(det: &Detector, bytes: &[u8], view: View) -> Scanned {
     let (hits, _) = locate(bytes, find_all(det, bytes, view), 1);
-    Ok(Scanned {
+    Scanned {
         hits,
         ..Scanned::default()
-    })
+    }
 }
 
 /// Text shorter than a chunk, with no NUL byte: what a scan reads as one
@@ -1471,23 +1476,21 @@ pub(crate) fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    let read_err = |e| crate::error::Error::failed("read", path, e);
+    let view = View::of(path);
     // A file shorter than a chunk is read whole into a buffer of its size
     // (one grown block by block to a chunk held twice its size for a
     // moment: 3.4 MB of audit.json 6 MB, as the gate ran beside).
     if f.metadata().is_ok_and(|m| m.len() < CHUNK as u64) {
         let mut bytes = Vec::new();
         f.read_to_end(&mut bytes)
-            .map_err(|e| read_err(crate::error::Error::io(path, "read", e)))?;
-        let view = View::of(path);
-        let scanned = if one_chunk(&bytes) {
-            scan_bytes(det, &bytes, view)
-        } else {
-            scan_named(det, &bytes[..], view, &name)
-        };
-        return scanned.map_err(read_err);
+            .map_err(|e| crate::error::Error::failed("read", path, e))?;
+        if one_chunk(&bytes) {
+            return Ok(scan_one_chunk(det, &bytes, view));
+        }
+        return scan_named(det, &bytes[..], view, &name)
+            .map_err(|e| crate::error::Error::failed("read", path, e));
     }
-    scan_named(det, f, View::of(path), &name).map_err(read_err)
+    scan_named(det, f, view, &name).map_err(|e| crate::error::Error::failed("read", path, e))
 }
 
 /// Inline elements, whose tags a reader does not see as a break (names
