@@ -42,6 +42,10 @@ pub(crate) const STAGING: &str = "exhibit-staging";
 /// Beside OUT: the previous site while the new one is swapped in.
 pub(crate) const OLD: &str = "exhibit-old";
 
+/// Beside OUT (preview): the files a save replaced, until the files it
+/// writes last are in place too (see [`written_last`]).
+pub(crate) const BEFORE: &str = "exhibit-before";
+
 /// A hidden folder next to `out`: `.NAME.TAG`.
 pub(crate) fn sibling(out: &Path, tag: &str) -> Result<PathBuf> {
     let name = out.file_name().ok_or_else(|| {
@@ -55,4 +59,15 @@ pub(crate) fn parent_of(p: &Path) -> &Path {
     p.parent()
         .filter(|x| !x.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
+}
+
+/// The files a build writes last, as they list or describe all the others
+/// (site-relative, `/`-separated): the root SHA256SUMS and each campaign's
+/// SHA256SUMS, audit.json and manifest page. The preview announces a save
+/// before these are in place, and holds requests for them until they are.
+pub(crate) fn written_last(rel: &str) -> bool {
+    match rel.split_once('/') {
+        None => rel == SUMS,
+        Some((_, name)) => [SUMS, AUDIT, MANIFEST_PAGE].contains(&name),
+    }
 }

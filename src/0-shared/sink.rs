@@ -328,6 +328,108 @@ impl<'a> Sink<'a> {
         drop_apart(replaced);
         crate::fsx::remove_tree(&self.staging)
     }
+
+    /// Delta mode, before the files `last` names are written: move the
+    /// other staged files into `out` now, each file it replaces kept in
+    /// `before` (a folder beside `out`) until [`Moved::restore`] puts it
+    /// back or [`Moved::discard`] lets it go. A reader sees the old file
+    /// or the new, never none. `None`, with nothing moved, where the new
+    /// site drops a file (it may have become a folder, or the reverse):
+    /// [`Sink::apply`] then moves it all.
+    pub(crate) fn apply_first(
+        &self,
+        out: &Path,
+        before: &Path,
+        last: &dyn Fn(&str) -> bool,
+    ) -> Result<Option<Moved>> {
+        let previous = self.previous.expect("apply_first is for delta builds");
+        // A file that became a folder, or the reverse, needs the files
+        // the new site drops removed first: all is moved at once then.
+        let files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        if previous
+            .keys()
+            .any(|rel| !last(rel) && !files.contains_key(rel))
+        {
+            return Ok(None);
+        }
+        drop(files);
+        let mut staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
+        let (first, rest): (Vec<String>, Vec<String>) =
+            staged.iter().cloned().partition(|rel| !last(rel));
+        if first.iter().any(|rel| out.join(rel).is_dir()) {
+            return Ok(None);
+        }
+        if before.exists() {
+            crate::fsx::remove_tree(before)?;
+        }
+        let mut moved = Moved {
+            before: before.to_path_buf(),
+            files: Vec::new(),
+        };
+        for rel in &first {
+            if let Err(e) = moved.take(&self.staging, out, rel) {
+                moved.restore(out);
+                return Err(e);
+            }
+        }
+        *staged = rest;
+        Ok(Some(moved))
+    }
+}
+
+/// The files [`Sink::apply_first`] moved into OUT: each with whether it
+/// replaced one, kept in `before` under the same path.
+pub(crate) struct Moved {
+    before: PathBuf,
+    files: Vec<(String, bool)>,
+}
+
+impl Moved {
+    /// Move staged `rel` into `out`, a file it replaces linked into
+    /// `before` first.
+    fn take(&mut self, staging: &Path, out: &Path, rel: &str) -> Result<()> {
+        let target = out.join(rel);
+        let replaces = target.is_file();
+        if replaces {
+            let kept = self.before.join(rel);
+            if let Some(dir) = kept.parent() {
+                crate::fsx::create_dir_all(dir)?;
+            }
+            std::fs::hard_link(&target, &kept)
+                .map_err(|e| crate::error::Error::failed("link", &kept, e))?;
+        }
+        if let Some(dir) = target.parent().filter(|d| !d.is_dir()) {
+            crate::fsx::create_dir_all(dir)?;
+        }
+        crate::fsx::rename(&staging.join(rel), &target)?;
+        self.files.push((rel.to_string(), replaces));
+        Ok(())
+    }
+
+    /// Put OUT back as it was: each file moved in is taken out again, or
+    /// replaced by the one it replaced. Best effort (the caller then
+    /// treats OUT as unknown, and the next build writes it whole).
+    pub(crate) fn restore(&self, out: &Path) {
+        for (rel, replaced) in self.files.iter().rev() {
+            let target = out.join(rel);
+            let _ = if *replaced {
+                std::fs::rename(self.before.join(rel), &target)
+            } else {
+                std::fs::remove_file(&target)
+            };
+        }
+        let _ = crate::fsx::remove_tree(&self.before);
+    }
+
+    /// The build went through: what the moved files replaced goes (a
+    /// folder this fails to remove is removed by the next
+    /// [`Sink::apply_first`]).
+    pub(crate) fn discard(self) {
+        if !self.files.iter().any(|(_, replaced)| *replaced) {
+            return;
+        }
+        let _ = crate::fsx::remove_tree(&self.before);
+    }
 }
 
 /// Drop `value` on the build's thread pool, so that freeing it (memory,

@@ -1228,3 +1228,117 @@ fn script_planted_in_a_long_page_is_refused_by_the_preview() {
         !b.contains("exhibit-error") && b.contains("Paragraph 8999")
     });
 }
+
+/// A save's pages are announced (the reload event) before the files that
+/// list them are written: SHA256SUMS, audit.json and the manifest page,
+/// asked for at once, are held until they list the announced page.
+#[test]
+fn files_written_last_are_served_only_once_they_list_the_announced_page() {
+    use sha2::Digest;
+    let args = ["--pages", "60", "--records", "8", "--artifact-mb", "1"];
+    let dir = super::scale::gen_campaign(
+        "serve-written-last",
+        &[&args[..], &["--seed", "3"]].concat(),
+    );
+    let server = Server::start(&dir);
+    let addr = server.addr();
+    let mut events = TcpStream::connect(&addr).unwrap();
+    events
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        events,
+        "GET /__exhibit/events?since=1 HTTP/1.1\r\nHost: {addr}\r\n\r\n"
+    )
+    .unwrap();
+    let mut events = BufReader::new(events);
+    let page = dir.join("page-0007.md");
+    let hex = |bytes: &[u8]| -> String {
+        sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    for n in 0..3 {
+        let added = format!("Sentence {n} added in preview.");
+        std::fs::write(&page, format!("{}\n{added}\n", read(&page))).unwrap();
+        let source = hex(&std::fs::read(&page).unwrap());
+        loop {
+            let mut line = String::new();
+            events.read_line(&mut line).expect("a reload event");
+            if !line.starts_with("event: reload") {
+                continue;
+            }
+            // Asked for as soon as the pages are announced.
+            let sums = String::from_utf8(get(&addr, "/gen/SHA256SUMS").2).unwrap();
+            let audit = String::from_utf8(get(&addr, "/gen/audit.json").2).unwrap();
+            let manifest = String::from_utf8(get(&addr, "/gen/manifest.html").2).unwrap();
+            let html = std::fs::read(server.preview.join("gen/page-0007.html")).unwrap();
+            if !String::from_utf8_lossy(&html).contains(&added) {
+                continue; // a late event of the last save
+            }
+            let listed = format!("{}  page-0007.html\n", hex(&html));
+            assert!(
+                sums.contains(&listed),
+                "SHA256SUMS lists the page as served:\n{listed}"
+            );
+            assert!(
+                audit.contains(&source),
+                "audit.json has the saved page's hash"
+            );
+            assert!(
+                manifest.contains(&source),
+                "the manifest page has the saved page's hash"
+            );
+            break;
+        }
+    }
+}
+
+/// A save that fails after its pages were announced (a theme's manifest
+/// page, written last, plants script) puts them back: the last good site
+/// is served under the overlay, and the fix brings the save's pages.
+#[test]
+fn a_save_failing_after_its_pages_are_shown_puts_the_last_good_site_back() {
+    let dir = served_campaign();
+    let theme = dir.with_file_name("theme");
+    std::fs::create_dir_all(theme.join("templates")).unwrap();
+    let manifest = read(&repo().join("templates/manifest.html"));
+    std::fs::write(theme.join("templates/manifest.html"), &manifest).unwrap();
+    let server = Server::start_with(&dir, &["--theme".as_ref(), theme.as_os_str()]);
+    let addr = server.addr();
+    let notes = dir.join("notes.md");
+    let good = read(&notes);
+    let before = tree(&server.preview);
+    let planted = manifest.replacen(
+        "{% endblock main %}",
+        "<script>alert(1)</script>\n{% endblock main %}",
+        1,
+    );
+    assert_ne!(planted, manifest);
+    std::fs::write(theme.join("templates/manifest.html"), planted).unwrap();
+    std::fs::write(&notes, format!("{good}\nA sentence added in preview.\n")).unwrap();
+    // However the watcher groups the two saves, every build from now on
+    // fails after its pages, and any it showed are put back.
+    let refused = wait_page(&addr, "/minimal/notes.html", "the gate's refusal", &|b| {
+        b.contains("exhibit-error") && b.contains("minimal/manifest.html")
+    });
+    assert!(refused.contains("markup that can run script"), "{refused}");
+    std::thread::sleep(Duration::from_millis(500));
+    let served = wait_page(&addr, "/minimal/notes.html", "the page put back", &|b| {
+        b.contains("exhibit-error")
+    });
+    assert!(!served.contains("A sentence added in preview."), "{served}");
+    assert_eq!(
+        tree(&server.preview),
+        before,
+        "the preview folder is the last good site"
+    );
+    std::fs::write(theme.join("templates/manifest.html"), &manifest).unwrap();
+    wait_page(
+        &addr,
+        "/minimal/notes.html",
+        "the fix brings the save's page",
+        &|b| !b.contains("exhibit-error") && b.contains("A sentence added in preview."),
+    );
+}

@@ -123,15 +123,19 @@ fn cpu_ms() -> f64 {
 
 /// A one-shot build: nothing is kept for a next one.
 pub fn build(opts: &BuildOptions) -> Result<BuildReport> {
-    build_with(opts, None)
+    build_with(opts, None, None)
 }
 
 /// [`build`], reusing from `cache` (the preview server's) the hashes,
 /// scans and pages whose inputs are unchanged, and writing only what
-/// changed since the last build into the same folder.
+/// changed since the last build into the same folder. `announce`
+/// (the preview's): called once the pages are in place, before the files
+/// that list them ([`crate::layout::written_last`]) are written; if those
+/// then fail, OUT is put back as it was.
 pub(crate) fn build_with(
     opts: &BuildOptions,
     mut cache: Option<&mut BuildCache>,
+    announce: Option<&dyn Fn(&BuildReport)>,
 ) -> Result<BuildReport> {
     let mut phases = Phases::new();
     let loaded = inputs::load(opts, cache.as_deref())?;
@@ -185,20 +189,53 @@ pub(crate) fn build_with(
     let redactor = redactor.with_known_secrets()?;
     let prescanned = redactor.detector.fingerprint() == scanned_by;
     let kept = cache.as_deref();
-    let written = stages.write(&redactor, &copied, rendered, prescanned, kept, &mut phases);
+    if let Some(c) = kept {
+        c.clean.next_build();
+        c.gated.next_build();
+    }
+    let theme = loaded.theme.get()?;
+    let site = stages.site(&theme, &copied, kept);
+    let rescan = |written: &write::Written, prescanned: bool| {
+        stages.rescan(&redactor, (written, prescanned), kept)
+    };
+    let early = announce.filter(|_| sink.is_delta());
+    let last = if early.is_some() {
+        let (written, last) = site.write_first(&sink, rendered.campaigns)?;
+        phases.mark("write");
+        rescan(&written, prescanned)?;
+        Some(last)
+    } else {
+        let written = site.write(&sink, rendered.campaigns)?;
+        phases.mark("write");
+        rescan(&written, prescanned)?;
+        None
+    };
     phases.mark("rescan");
-    written?;
     crate::claims::report(&unmatched)?;
-    let (files, published) = match staging.publish(sink, &opts.out) {
-        Ok(files) => (Some(files), Ok(())),
+    let report = verified.report(&loaded.campaigns);
+    let finish = |sink: &Sink| -> Result<()> {
+        if let Some(last) = last {
+            site.write_last(sink, last)?;
+            rescan(&write::Written::default(), true)?;
+        }
+        Ok(())
+    };
+    let announced = match early {
+        Some(announce) => staging.publish_in_two(&sink, &opts.out, finish, &mut || {
+            phases.mark("swap");
+            announce(&report);
+        }),
+        None => staging.publish(&sink, &opts.out),
+    };
+    let (files, published) = match announced {
+        Ok(()) => (Some(sink.into_files()), Ok(())),
         Err(e) => (None, Err(e)),
     };
     if let Some(cache) = cache {
         cache.published(&loaded.out_abs, scanned_by, files);
     }
     published?;
-    phases.mark("swap");
-    let report = verified.report(&loaded.campaigns);
+    phases.mark(if early.is_some() { "last" } else { "swap" });
     // What the build read and made is let go on a thread of its own: the
     // preview announces the new site as soon as it is in place (freeing
     // it took 1.5 to 2 ms of each save at 1,000 pages).
@@ -284,39 +321,36 @@ impl Stages<'_> {
         Ok(pages::Site { campaigns })
     }
 
-    /// The write stage and the rescan: the generated files beside the
-    /// pages, then every file of the staged site scanned again.
-    /// `prescanned`: `redactor` is the detector the pages were scanned
-    /// with as they were written.
-    fn write(
-        &self,
-        redactor: &Redactor,
-        copied: &[Copies],
-        rendered: pages::Site,
-        prescanned: bool,
-        cache: Option<&BuildCache>,
-        phases: &mut Phases,
-    ) -> Result<()> {
-        let theme = self.loaded.theme.get()?;
-        let site = write::Site {
+    /// The write stage's view of the build.
+    fn site<'b>(
+        &'b self,
+        theme: &'b crate::render::Theme,
+        copied: &'b [Copies],
+        cache: Option<&'b BuildCache>,
+    ) -> write::Site<'b> {
+        write::Site {
             campaigns: &self.loaded.campaigns,
             evidences: &self.verified.evidences,
             publics: self.publics,
             copies: copied,
-            theme: &theme,
+            theme,
             single_file: self.opts.single_file,
             out: &self.opts.out,
             rows: cache.map(|c| &c.rows),
-        };
-        let written = site.write(self.sink, rendered.campaigns)?;
-        phases.mark("write");
-        let memo = cache.map(|c| (&c.clean, &c.gated));
-        if let Some((clean, gated)) = memo {
-            clean.next_build();
-            gated.next_build();
         }
-        rescan::rescan(&self.sink.staging, redactor, (&written, prescanned), memo)?;
-        if self.sink.is_delta() && !prescanned {
+    }
+
+    /// The rescan of what is staged. `prescanned`: `redactor` is the
+    /// detector the pages were scanned with as they were written.
+    fn rescan(
+        &self,
+        redactor: &Redactor,
+        written: (&write::Written, bool),
+        cache: Option<&BuildCache>,
+    ) -> Result<()> {
+        let memo = cache.map(|c| (&c.clean, &c.gated));
+        rescan::rescan(&self.sink.staging, redactor, written, memo)?;
+        if self.sink.is_delta() && !written.1 {
             // Secrets met by key widened the detector: what is served
             // unchanged is read again too.
             let none = write::Written::default();

@@ -4,7 +4,7 @@
 
 use crate::error::{bail, Result};
 use crate::layout;
-use crate::sink::{Files, Sink};
+use crate::sink::Sink;
 use std::path::{Path, PathBuf};
 
 /// The staging folder; removed when dropped unless published.
@@ -26,15 +26,47 @@ impl Staging {
     }
 
     /// The publish stage: swap the staged site in as `out`, or (preview)
-    /// move only its changes into `out`. Returns every file of the site.
-    pub(super) fn publish(mut self, sink: Sink, out: &Path) -> Result<Files> {
+    /// move only its changes into `out`.
+    pub(super) fn publish(mut self, sink: &Sink, out: &Path) -> Result<()> {
         if sink.is_delta() {
             sink.apply(out)?;
         } else {
             swap_in(&self.path, out)?;
         }
         self.armed = false;
-        Ok(sink.into_files())
+        Ok(())
+    }
+
+    /// The preview's publish stage, in two steps: the staged changes but
+    /// the files written last ([`layout::written_last`]) moved into `out`,
+    /// then `announce`, then `finish` (which writes and rescans those) and
+    /// the rest moved in. If `finish` or the move fails, `out` is put back
+    /// as it was before this build.
+    pub(super) fn publish_in_two(
+        self,
+        sink: &Sink,
+        out: &Path,
+        finish: impl FnOnce(&Sink) -> Result<()>,
+        announce: &mut dyn FnMut(),
+    ) -> Result<()> {
+        let before = layout::sibling(out, layout::BEFORE)?;
+        let Some(moved) = sink.apply_first(out, &before, &layout::written_last)? else {
+            finish(sink)?;
+            self.publish(sink, out)?;
+            announce();
+            return Ok(());
+        };
+        announce();
+        match finish(sink).and_then(|()| self.publish(sink, out)) {
+            Ok(()) => {
+                moved.discard();
+                Ok(())
+            }
+            Err(e) => {
+                moved.restore(out);
+                Err(e)
+            }
+        }
     }
 }
 

@@ -128,17 +128,15 @@ pub(super) struct Written {
     pub(crate) prescanned: BTreeMap<String, scan::Scanned>,
 }
 
-/// What [`Site::campaign_files`] hands on.
-struct Listed {
-    /// What the campaign's SHA256SUMS lists, but audit.json.
-    sums: Sums,
-    /// The pages the rescan need not read again (scanned as written).
-    prescanned: BTreeMap<String, scan::Scanned>,
-    /// The preview's SHA256SUMS lines before audit.json's and after it,
-    /// made while audit.json is hashed, so only its line is added once it
-    /// is (a one-shot build makes them after: holding them all through
-    /// audit.json's writing raised its peak memory).
-    around: Option<[String; 2]>,
+/// What the write stage's first part leaves to its last
+/// ([`Site::write_last`]): the files that list or describe all the others.
+pub(super) struct Last {
+    /// Each campaign as rendered, with what its SHA256SUMS lists so far
+    /// (its pages, copies and single file).
+    campaigns: Vec<(Rendered, Sums)>,
+    /// What the root SHA256SUMS lists so far (all but the campaigns'
+    /// SHA256SUMS).
+    root: Sums,
 }
 
 /// Published path -> SHA-256: what a SHA256SUMS lists.
@@ -156,42 +154,97 @@ impl Site<'_> {
     /// and each campaign's SHA256SUMS, so `exhibit verify` (or
     /// `sha256sum -c` at the root) checks every file the site serves.
     pub(super) fn write(&self, sink: &Sink, pages: Vec<Rendered>) -> Result<Written> {
-        let mut sums = Sums::new();
+        let (written, last) = self.write_first(sink, pages)?;
+        self.write_last(sink, last)?;
+        Ok(written)
+    }
+
+    /// The write stage's first part: what a reader's page needs beside
+    /// the pages (each campaign's single file, the site's index, feed and
+    /// assets), and every check of the campaign's names. What is left
+    /// ([`crate::layout::written_last`]) lists or describes these.
+    pub(super) fn write_first(&self, sink: &Sink, pages: Vec<Rendered>) -> Result<(Written, Last)> {
         let mut written = Written::default();
         let mut cited = Vec::new();
+        let mut campaigns = Vec::new();
         for (i, rendered) in pages.into_iter().enumerate() {
             cited.push(super::index::Cited {
                 headline: rendered.headline.clone(),
                 digest: rendered.digest.clone(),
                 header: rendered.header.clone(),
             });
-            let sha = self.write_campaign(sink, i, rendered, &mut written)?;
-            sums.insert(format!("{}/{}", self.publics[i].meta.id, layout::SUMS), sha);
+            let sums = self.campaign_first(sink, i, &rendered, &mut written)?;
+            campaigns.push((rendered, sums));
         }
         let (index, feed) = super::index::render(self.publics, self.evidences, &cited, self.theme)?;
-        let mut root = |rel: &str, bytes: &[u8]| -> Result<()> {
+        let mut root = Sums::new();
+        let mut write = |rel: &str, bytes: &[u8]| -> Result<()> {
             let (sha, _) = sink.write(rel, bytes)?;
-            sums.insert(rel.to_string(), sha);
+            root.insert(rel.to_string(), sha);
             Ok(())
         };
-        root(layout::MARKER, layout::MARKER_TEXT)?;
-        root(layout::INDEX_PAGE, &index)?;
-        root(layout::FEED, &feed)?;
+        write(layout::MARKER, layout::MARKER_TEXT)?;
+        write(layout::INDEX_PAGE, &index)?;
+        write(layout::FEED, &feed)?;
         for a in &self.theme.assets {
-            root(&a.path, &a.bytes)?;
+            write(&a.path, &a.bytes)?;
         }
-        sink.write(layout::SUMS, sums_text(&sums).as_bytes())?;
-        Ok(written)
+        Ok((written, Last { campaigns, root }))
     }
 
-    /// Write campaign `i`'s generated files beside its pages and copies;
-    /// returns the SHA-256 of its SHA256SUMS.
-    fn write_campaign(
+    /// The write stage's last part: each campaign's manifest page,
+    /// audit.json and SHA256SUMS, then the root SHA256SUMS.
+    pub(super) fn write_last(&self, sink: &Sink, last: Last) -> Result<()> {
+        let Last {
+            campaigns,
+            mut root,
+        } = last;
+        for (i, (rendered, sums)) in campaigns.into_iter().enumerate() {
+            let sha = self.campaign_last(sink, i, rendered, sums)?;
+            root.insert(format!("{}/{}", self.publics[i].meta.id, layout::SUMS), sha);
+        }
+        sink.write(layout::SUMS, sums_text(&root).as_bytes())?;
+        Ok(())
+    }
+
+    /// Campaign `i`'s files written first: its single file; its pages and
+    /// copies listed (returned) and told to the rescan.
+    fn campaign_first(
+        &self,
+        sink: &Sink,
+        i: usize,
+        rendered: &Rendered,
+        written: &mut Written,
+    ) -> Result<Sums> {
+        let id = self.publics[i].meta.id.as_str();
+        let mut taken = self.names_taken(i, rendered)?;
+        let mut sums = Sums::new();
+        for em in &rendered.emitted {
+            sums.insert(em.rel.clone(), em.sha256.clone());
+            let rel = format!("{id}/{}", em.rel);
+            written.prescanned.insert(rel, em.scanned.clone());
+        }
+        if self.single_file {
+            let name = self.single_file_name(i, &mut taken)?;
+            let bytes = self.single_file_page(i, rendered, sink)?;
+            let (sha, _) = sink.write(&format!("{id}/{name}"), &bytes)?;
+            sums.insert(name, sha);
+        }
+        for f in &self.copies[i].files {
+            sums.insert(f.path.clone(), f.public_sha256().to_string());
+        }
+        self.mark_copies(i, written);
+        Ok(sums)
+    }
+
+    /// Campaign `i`'s manifest page, audit.json and SHA256SUMS (`sums`
+    /// lists the rest); returns the SHA-256 of its SHA256SUMS.
+    fn campaign_last(
         &self,
         sink: &Sink,
         i: usize,
         rendered: Rendered,
-        written: &mut Written,
+        sums: Sums,
     ) -> Result<String> {
         let id = self.publics[i].meta.id.as_str();
         // audit.json needs nothing of the campaign's other files. It is the
@@ -200,31 +253,23 @@ impl Site<'_> {
         // files; a one-shot build writes it after them, which keeps its
         // peak memory lower (both at once raised it by up to 6 MB at 1,000
         // pages, for no time that could be measured).
-        let audit = || -> Result<(String, String)> {
-            let (sha, _) = self.write_audit(sink, i, &rendered)?;
-            Ok((layout::AUDIT.to_string(), sha))
-        };
-        let others = || self.campaign_files(sink, i, &rendered);
+        let audit = || -> Result<String> { Ok(self.write_audit(sink, i, &rendered)?.0) };
+        let others = || self.manifest_listed(sink, i, &rendered, sums);
         let (audit, others) = if self.rows.is_some() {
             rayon::join(audit, others)
         } else {
             let others = others()?;
             (audit(), Ok(others))
         };
-        let Listed {
-            mut sums,
-            prescanned,
-            around,
-        } = others?;
-        let (name, sha) = audit?;
-        let line = manifest::sums_line(&sha, &name);
-        sums.insert(name, sha);
+        let (mut sums, around) = others?;
+        let sha = audit?;
+        let line = manifest::sums_line(&sha, layout::AUDIT);
+        sums.insert(layout::AUDIT.to_string(), sha);
         let text = match around {
             Some([before, after]) => [before, line, after].concat(),
             None => sums_text(&sums),
         };
         debug_assert_eq!(text, sums_text(&sums));
-        written.prescanned.extend(prescanned);
         // The pages show the digest of what the render stage knew: it must
         // be the one this SHA256SUMS gives by the documented rule (the
         // preview's pages show none).
@@ -232,42 +277,27 @@ impl Site<'_> {
         if shown != super::digest::IN_PREVIEW && super::digest::of_sums(&sums) != shown {
             crate::error::bail!("internal error: the publication digest of `{id}` shown on its pages is not the one its SHA256SUMS gives");
         }
-        let sums_file = format!("{id}/{}", layout::SUMS);
-        let (sums_sha, _) = sink.write(&sums_file, text.as_bytes())?;
-        self.mark_copies(i, written);
+        let (sums_sha, _) = sink.write(&format!("{id}/{}", layout::SUMS), text.as_bytes())?;
         Ok(sums_sha)
     }
 
-    /// Campaign `i`'s files but audit.json: the pages and copies listed,
-    /// and the single file and the manifest page written.
-    fn campaign_files(&self, sink: &Sink, i: usize, rendered: &Rendered) -> Result<Listed> {
+    /// Campaign `i`'s manifest page written and listed in `sums`, which
+    /// is handed back. The preview also gets SHA256SUMS's lines before
+    /// audit.json's and after it, made while audit.json is hashed, so only
+    /// its line is added once it is (a one-shot build makes them after:
+    /// holding them all through audit.json's writing raised its peak
+    /// memory).
+    fn manifest_listed(
+        &self,
+        sink: &Sink,
+        i: usize,
+        rendered: &Rendered,
+        mut sums: Sums,
+    ) -> Result<(Sums, Option<[String; 2]>)> {
         let id = self.publics[i].meta.id.as_str();
-        let mut taken = self.names_taken(i, rendered)?;
-        let single = if self.single_file {
-            let name = self.single_file_name(i, &mut taken)?;
-            Some((name, self.single_file_page(i, rendered, sink)?))
-        } else {
-            None
-        };
-        let mut sums = Sums::new();
-        let mut prescanned = BTreeMap::new();
-        for em in &rendered.emitted {
-            sums.insert(em.rel.clone(), em.sha256.clone());
-            let rel = format!("{id}/{}", em.rel);
-            prescanned.insert(rel, em.scanned.clone());
-        }
-        let mut write = |rel: &str, bytes: &[u8]| -> Result<()> {
-            let (sha, _) = sink.write(&format!("{id}/{rel}"), bytes)?;
-            sums.insert(rel.to_string(), sha);
-            Ok(())
-        };
-        if let Some((name, bytes)) = single {
-            write(&name, &bytes)?;
-        }
-        write(layout::MANIFEST_PAGE, &self.manifest_page(i, rendered)?)?;
-        for f in &self.copies[i].files {
-            sums.insert(f.path.clone(), f.public_sha256().to_string());
-        }
+        let page = self.manifest_page(i, rendered)?;
+        let (sha, _) = sink.write(&format!("{id}/{}", layout::MANIFEST_PAGE), &page)?;
+        sums.insert(layout::MANIFEST_PAGE.to_string(), sha);
         use std::ops::Bound::{Excluded, Unbounded};
         let lines = |range: (std::ops::Bound<&str>, std::ops::Bound<&str>)| -> String {
             let listed = sums.range::<str, _>(range);
@@ -279,11 +309,7 @@ impl Site<'_> {
                 lines((Excluded(layout::AUDIT), Unbounded)),
             ]
         });
-        Ok(Listed {
-            sums,
-            prescanned,
-            around,
-        })
+        Ok((sums, around))
     }
 
     /// Campaign `i`'s audit.json written: its head and tail around the

@@ -323,7 +323,10 @@ pub(crate) fn handle(req: Request, shared: &Shared, hosts: &[String], streams: &
             .with("Cache-Control", "no-cache");
         return send(req, resp);
     }
-    let status = shared.status();
+    let mut status = shared.status();
+    if status.finishing && written_last(&url) {
+        status = shared.wait_finished(FINISHING_AT_MOST);
+    }
     let resp = match resolve(&status.site, &url) {
         Resolved::Redirect(to) => Response::new(301, Body::Empty).with("Location", &to),
         // Browsers ask for an icon the site does not have; an error in the
@@ -335,6 +338,17 @@ pub(crate) fn handle(req: Request, shared: &Shared, hosts: &[String], streams: &
         }
     };
     send(req, resp);
+}
+
+/// How long a request for a file a build writes last waits for it.
+const FINISHING_AT_MOST: Duration = Duration::from_secs(60);
+
+/// `url` names a file a build writes last ([`crate::layout::written_last`]):
+/// while a build writes those, its pages are already served.
+fn written_last(url: &str) -> bool {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    crate::layout::written_last(decoded.trim_start_matches('/'))
 }
 
 fn serve_file(req: &Request, file: &Path, status: &Status) -> std::io::Result<Response> {
@@ -594,6 +608,7 @@ mod tests {
             error: Some("bad <json>".into()),
             unverified: vec!["c/data/x.json: modified".into()],
             generation: 7,
+            finishing: false,
         };
         let out = inject("<html><body class=\"x\"><p>hi</p></body></html>", &status);
         let body = out.find("<body class=\"x\">").unwrap();

@@ -10,6 +10,7 @@ mod net;
 mod watch;
 
 use crate::error::{Context, Result};
+use crate::layout;
 use crate::site::{self, BuildOptions};
 use std::net::{IpAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -35,7 +36,11 @@ pub(crate) struct Status {
     /// Files shown although they differ from the manifest.
     pub(crate) unverified: Vec<String>,
     /// Counts finished builds, good or bad; pages reload when it moves.
+    /// A good build moves it once its pages are in place, before the
+    /// files that list them ([`crate::layout::written_last`]).
     pub(crate) generation: u64,
+    /// Those files are still being written: requests for them wait.
+    pub(crate) finishing: bool,
 }
 
 pub(crate) struct Shared {
@@ -61,10 +66,28 @@ impl Shared {
         guard.generation
     }
 
+    /// Wait while the files a build writes last are being written, or
+    /// `timeout`; the status then.
+    pub(crate) fn wait_finished(&self, timeout: Duration) -> Status {
+        let guard = self.status.lock().unwrap_or_else(|e| e.into_inner());
+        let (guard, _) = self
+            .changed
+            .wait_timeout_while(guard, timeout, |s| s.finishing)
+            .unwrap_or_else(|e| e.into_inner());
+        guard.clone()
+    }
+
     fn update(&self, f: impl FnOnce(&mut Status)) {
         let mut s = self.status.lock().unwrap_or_else(|e| e.into_inner());
         f(&mut s);
         s.generation += 1;
+        self.changed.notify_all();
+    }
+
+    /// The files a build writes last are in place: requests for them go on.
+    fn finished(&self) {
+        let mut s = self.status.lock().unwrap_or_else(|e| e.into_inner());
+        s.finishing = false;
         self.changed.notify_all();
     }
 }
@@ -82,7 +105,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> Result<()> {
     // Between rebuilds, unchanged files keep their hashes and unchanged
     // pages their rendering.
     let mut cache = site::BuildCache::default();
-    let first = site::build_with(&build_opts, Some(&mut cache))?;
+    let first = site::build_with(&build_opts, Some(&mut cache), None)?;
     let site_dir = out.canonicalize().context("the preview folder vanished")?;
     // The banner and the overlay are pages too: a private name or value in
     // a file name or a quoted source line shows as its placeholder there.
@@ -93,6 +116,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> Result<()> {
             error: None,
             unverified: redacted(&redactor, &first.unverified),
             generation: 1,
+            finishing: false,
         }),
         changed: Condvar::new(),
     });
@@ -182,21 +206,41 @@ fn rebuild(
 ) {
     let started = Instant::now();
     cache.rendered = 0;
-    match site::build_with(build_opts, Some(cache)) {
+    // Pages reload as soon as the build's pages are in place; the files
+    // that list them follow, and requests for those wait until they have.
+    let announced = std::cell::Cell::new(false);
+    let announce = |report: &site::BuildReport| {
+        announced.set(true);
+        shared.update(|s| {
+            s.error = None;
+            s.unverified = redacted(redactor, &report.unverified);
+            s.finishing = true;
+        });
+    };
+    match site::build_with(build_opts, Some(cache), Some(&announce)) {
         Ok(report) => {
             report_build(&report, started.elapsed());
             println!("  ({} rendered, the others reused)", cache.rendered);
-            shared.update(|s| {
-                s.error = None;
-                s.unverified = redacted(redactor, &report.unverified);
-            });
+            if announced.get() {
+                shared.finished();
+            } else {
+                shared.update(|s| {
+                    s.error = None;
+                    s.unverified = redacted(redactor, &report.unverified);
+                });
+            }
         }
         Err(err) => {
             let text = err.describe();
             eprintln!("{text}");
             eprintln!("(still serving the last good build)");
             let shown = redactor.redact(&text).into_owned();
-            shared.update(|s| s.error = Some(shown));
+            // A build that failed after its pages were announced put them
+            // back: pages reload again, to the last good build.
+            shared.update(|s| {
+                s.error = Some(shown);
+                s.finishing = false;
+            });
         }
     }
 }
@@ -236,11 +280,20 @@ fn remove_stale_previews(base: &Path) {
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.strip_prefix("exhibit-serve-") else {
-            continue;
+        // A preview's folder, or one of the hidden folders a build keeps
+        // beside it (`.exhibit-serve-PID.exhibit-staging`, ...).
+        let (pid, ours) = match name.strip_prefix(".exhibit-serve-") {
+            Some(rest) => match rest.split_once('.') {
+                Some((pid, tag)) => (pid, [layout::STAGING, layout::BEFORE].contains(&tag)),
+                None => continue,
+            },
+            None => match name.strip_prefix("exhibit-serve-") {
+                Some(pid) => (pid, e.path().join(site::MARKER).is_file()),
+                None => continue,
+            },
         };
         let alive = Path::new("/proc").join(pid).exists();
-        if !alive && pid.parse::<u32>().is_ok() && e.path().join(site::MARKER).is_file() {
+        if !alive && pid.parse::<u32>().is_ok() && ours {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
@@ -314,5 +367,54 @@ fn open_browser(url: &str) {
     };
     if let Err(e) = std::process::Command::new(cmd).arg(url).spawn() {
         eprintln!("warning: could not open a browser with `{cmd}`: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a killed preview left is removed: its folder (marked as
+    /// exhibit's) and the hidden folders its builds keep beside it; a
+    /// running preview's, and folders that only look alike, stay.
+    #[test]
+    fn what_a_dead_preview_left_is_removed_and_nothing_else() {
+        let base = std::env::temp_dir().join(format!("exhibit-stale-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (dead, alive) = ("3999999999", std::process::id().to_string());
+        let names = [
+            (format!("exhibit-serve-{dead}"), true, false),
+            (format!("exhibit-serve-{dead}x"), true, true),
+            (
+                format!(".exhibit-serve-{dead}.exhibit-staging"),
+                false,
+                false,
+            ),
+            (
+                format!(".exhibit-serve-{dead}.exhibit-before"),
+                false,
+                false,
+            ),
+            (format!(".exhibit-serve-{dead}.notes"), false, true),
+            (
+                format!(".exhibit-serve-{alive}.exhibit-before"),
+                false,
+                true,
+            ),
+            (format!("exhibit-serve-{alive}"), true, true),
+        ];
+        for (name, marked, _) in &names {
+            std::fs::create_dir_all(base.join(name)).unwrap();
+            if *marked {
+                std::fs::write(base.join(name).join(site::MARKER), "").unwrap();
+            }
+        }
+        std::fs::create_dir_all(base.join(format!("exhibit-serve-{dead}-unmarked"))).unwrap();
+        remove_stale_previews(&base);
+        for (name, _, stays) in &names {
+            assert_eq!(base.join(name).exists(), *stays, "{name}");
+        }
+        assert!(base.join(format!("exhibit-serve-{dead}-unmarked")).exists());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }
