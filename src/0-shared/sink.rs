@@ -4,12 +4,13 @@
 //! served folder, so one edit in a large campaign rewrites a few files.
 
 use crate::error::Result;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The files of a site as written: site-relative path -> SHA-256.
-pub(crate) type Files = BTreeMap<String, String>;
+/// The files of a site as written: site-relative path -> SHA-256 (looked
+/// up by path thousands of times in each save of a large preview).
+pub(crate) type Files = HashMap<String, String>;
 
 pub(crate) struct Sink<'a> {
     pub(crate) staging: PathBuf,
@@ -135,6 +136,15 @@ impl<'a> Sink<'a> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(rel.to_string(), sha256.to_string());
+    }
+
+    /// Delta mode: the files staged under campaign folder `id`, relative
+    /// to it (`None`: a whole site is staged).
+    pub(crate) fn staged_in(&self, id: &str) -> Option<std::collections::HashSet<String>> {
+        self.previous?;
+        let staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
+        let under = |rel: &String| Some(rel.strip_prefix(id)?.strip_prefix('/')?.to_string());
+        Some(staged.iter().filter_map(under).collect())
     }
 
     /// Is `rel` already in OUT with these bytes? Records it either way.

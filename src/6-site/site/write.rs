@@ -131,9 +131,8 @@ pub(super) struct Written {
 /// What the write stage's first part leaves to its last
 /// ([`Site::write_last`]): the files that list or describe all the others.
 pub(super) struct Last {
-    /// Each campaign as rendered, with what its SHA256SUMS lists so far
-    /// (its pages, copies and single file).
-    campaigns: Vec<(Rendered, Sums)>,
+    /// Each campaign as rendered, with its single file's name and hash.
+    campaigns: Vec<(Rendered, Option<(String, String)>)>,
     /// What the root SHA256SUMS lists so far (all but the campaigns'
     /// SHA256SUMS).
     root: Sums,
@@ -173,8 +172,8 @@ impl Site<'_> {
                 digest: rendered.digest.clone(),
                 header: rendered.header.clone(),
             });
-            let sums = self.campaign_first(sink, i, &rendered, &mut written)?;
-            campaigns.push((rendered, sums));
+            let single = self.campaign_first(sink, i, &rendered, &mut written)?;
+            campaigns.push((rendered, single));
         }
         let (index, feed) = super::index::render(self.publics, self.evidences, &cited, self.theme)?;
         let mut root = Sums::new();
@@ -199,54 +198,61 @@ impl Site<'_> {
             campaigns,
             mut root,
         } = last;
-        for (i, (rendered, sums)) in campaigns.into_iter().enumerate() {
-            let sha = self.campaign_last(sink, i, rendered, sums)?;
+        for (i, (rendered, single)) in campaigns.into_iter().enumerate() {
+            let sha = self.campaign_last(sink, i, rendered, single)?;
             root.insert(format!("{}/{}", self.publics[i].meta.id, layout::SUMS), sha);
         }
         sink.write(layout::SUMS, sums_text(&root).as_bytes())?;
         Ok(())
     }
 
-    /// Campaign `i`'s files written first: its single file; its pages and
-    /// copies listed (returned) and told to the rescan.
+    /// Campaign `i`'s files written first: its single file (its name and
+    /// hash returned); its pages and copies told to the rescan.
     fn campaign_first(
         &self,
         sink: &Sink,
         i: usize,
         rendered: &Rendered,
         written: &mut Written,
-    ) -> Result<Sums> {
+    ) -> Result<Option<(String, String)>> {
         let id = self.publics[i].meta.id.as_str();
         let mut taken = self.names_taken(i, rendered)?;
-        let mut sums = Sums::new();
-        for em in &rendered.emitted {
-            sums.insert(em.rel.clone(), em.sha256.clone());
+        // The rescan reads only what is staged: in the preview, what a
+        // save changed, so only that is looked up (not every page).
+        let staged = sink.staged_in(id);
+        let wanted = |rel: &str| staged.as_ref().is_none_or(|s| s.contains(rel));
+        for em in rendered.emitted.iter().filter(|em| wanted(&em.rel)) {
             let rel = format!("{id}/{}", em.rel);
             written.prescanned.insert(rel, em.scanned.clone());
         }
-        if self.single_file {
-            let name = self.single_file_name(i, &mut taken)?;
-            let bytes = self.single_file_page(i, rendered, sink)?;
-            let (sha, _) = sink.write(&format!("{id}/{name}"), &bytes)?;
-            sums.insert(name, sha);
+        self.mark_copies(i, written, &wanted);
+        if !self.single_file {
+            return Ok(None);
         }
-        for f in &self.copies[i].files {
-            sums.insert(f.path.clone(), f.public_sha256().to_string());
-        }
-        self.mark_copies(i, written);
-        Ok(sums)
+        let name = self.single_file_name(i, &mut taken)?;
+        let bytes = self.single_file_page(i, rendered, sink)?;
+        let (sha, _) = sink.write(&format!("{id}/{name}"), &bytes)?;
+        Ok(Some((name, sha)))
     }
 
-    /// Campaign `i`'s manifest page, audit.json and SHA256SUMS (`sums`
-    /// lists the rest); returns the SHA-256 of its SHA256SUMS.
+    /// Campaign `i`'s manifest page, audit.json and SHA256SUMS (`single`:
+    /// its single file's name and hash); returns the SHA-256 of its
+    /// SHA256SUMS.
     fn campaign_last(
         &self,
         sink: &Sink,
         i: usize,
         rendered: Rendered,
-        sums: Sums,
+        single: Option<(String, String)>,
     ) -> Result<String> {
         let id = self.publics[i].meta.id.as_str();
+        let mut sums: Sums = single.into_iter().collect();
+        for em in &rendered.emitted {
+            sums.insert(em.rel.clone(), em.sha256.clone());
+        }
+        for f in &self.copies[i].files {
+            sums.insert(f.path.clone(), f.public_sha256().to_string());
+        }
         // audit.json needs nothing of the campaign's other files. It is the
         // largest file a campaign adds, and hashing it is most of a save's
         // write stage: the preview starts it at once, beside the other
@@ -364,9 +370,10 @@ impl Site<'_> {
         Ok(name)
     }
 
-    /// Tell the rescan which copies it may skip or read by name only.
-    fn mark_copies(&self, i: usize, written: &mut Written) {
-        for f in &self.copies[i].files {
+    /// Tell the rescan which copies (those `wanted`) it may skip or read
+    /// by name only.
+    fn mark_copies(&self, i: usize, written: &mut Written, wanted: &dyn Fn(&str) -> bool) {
+        for f in self.copies[i].files.iter().filter(|f| wanted(&f.path)) {
             let rel = format!("{}/{}", self.publics[i].meta.id, f.path);
             if let Some(scanned) = &f.copied.scanned {
                 // Scanned as written, by the copy stage's detector.
