@@ -65,9 +65,12 @@ pub(crate) fn parent_of(p: &Path) -> &Path {
 /// (site-relative, `/`-separated): the root SHA256SUMS and each campaign's
 /// SHA256SUMS, audit.json and manifest page. The preview announces a save
 /// before these are in place, and holds requests for them until they are.
+/// Names are compared ignoring ASCII case, as a case-insensitive disk
+/// would serve them.
 pub(crate) fn written_last(rel: &str) -> bool {
+    let is = |name: &str, of: &[&str]| of.iter().any(|n| n.eq_ignore_ascii_case(name));
     match rel.split_once('/') {
-        None => rel == SUMS,
-        Some((_, name)) => [SUMS, AUDIT, MANIFEST_PAGE].contains(&name),
+        None => is(rel, &[SUMS]),
+        Some((_, name)) => is(name, &[SUMS, AUDIT, MANIFEST_PAGE]),
     }
 }

@@ -316,8 +316,8 @@ impl<'a> Sink<'a> {
         // A large file replaced is held open until the others are in
         // place, then let go on a thread of its own: the last link to an
         // 11 MB audit.json going took a millisecond (the memory of a file
-        // in tmpfs is freed then), and the preview announces the new site
-        // only once this returns. Only a few are held: a save that
+        // in tmpfs is freed then), and a preview save that drops a file
+        // is announced only once this returns. Only a few are held: a save that
         // renders every page again replaces thousands of files.
         let mut replaced = Vec::new();
         for rel in &staged {
@@ -363,35 +363,61 @@ impl<'a> Sink<'a> {
             return Ok(None);
         }
         drop(files);
-        let mut staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
-        let (first, rest): (Vec<String>, Vec<String>) =
-            staged.iter().cloned().partition(|rel| !last(rel));
-        if first.iter().any(|rel| out.join(rel).is_dir()) {
-            return Ok(None);
-        }
         if before.exists() {
             crate::fsx::remove_tree(before)?;
         }
         let mut moved = Moved {
             before: before.to_path_buf(),
             files: Vec::new(),
+            dirs: Vec::new(),
         };
-        for rel in &first {
-            if let Err(e) = moved.take(&self.staging, out, rel) {
-                moved.restore(out);
-                return Err(e);
-            }
+        let taken = self.take_staged(out, &mut moved, &|rel| !last(rel));
+        if let Err(e) = taken {
+            moved.restore(out);
+            return Err(e);
         }
-        *staged = rest;
         Ok(Some(moved))
+    }
+
+    /// Delta mode, after [`Sink::apply_first`]: move what was staged since
+    /// into `out` the same way, so [`Moved::restore`] can still put back
+    /// all of it. The staging folder is left (empty) for its owner.
+    pub(crate) fn apply_rest(&self, out: &Path, moved: &mut Moved) -> Result<()> {
+        self.take_staged(out, moved, &|_| true)
+    }
+
+    /// Move the staged files `pick` chooses into `out` (each once), and
+    /// forget them as staged.
+    fn take_staged(
+        &self,
+        out: &Path,
+        moved: &mut Moved,
+        pick: &dyn Fn(&str) -> bool,
+    ) -> Result<()> {
+        let mut staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seen = std::collections::HashSet::new();
+        let (now, later): (Vec<String>, Vec<String>) = std::mem::take(&mut *staged)
+            .into_iter()
+            .filter(|rel| seen.insert(rel.clone()))
+            .partition(|rel| pick(rel));
+        *staged = later;
+        if now.iter().any(|rel| out.join(rel).is_dir()) {
+            crate::error::bail!(
+                "internal error: a staged file would replace a folder of the preview"
+            );
+        }
+        now.iter()
+            .try_for_each(|rel| moved.take(&self.staging, out, rel))
     }
 }
 
-/// The files [`Sink::apply_first`] moved into OUT: each with whether it
-/// replaced one, kept in `before` under the same path.
+/// The files [`Sink::apply_first`] and [`Sink::apply_rest`] moved into
+/// OUT: each with whether it replaced one (kept in `before` under the same
+/// path), and the folders made for them.
 pub(crate) struct Moved {
     before: PathBuf,
     files: Vec<(String, bool)>,
+    dirs: Vec<PathBuf>,
 }
 
 impl Moved {
@@ -408,8 +434,17 @@ impl Moved {
             std::fs::hard_link(&target, &kept)
                 .map_err(|e| crate::error::Error::failed("link", &kept, e))?;
         }
-        if let Some(dir) = target.parent().filter(|d| !d.is_dir()) {
-            crate::fsx::create_dir_all(dir)?;
+        if let Some(dir) = target.parent() {
+            let mut missing: Vec<PathBuf> = dir
+                .ancestors()
+                .take_while(|d| !d.exists())
+                .map(Path::to_path_buf)
+                .collect();
+            if !missing.is_empty() {
+                crate::fsx::create_dir_all(dir)?;
+                missing.reverse();
+                self.dirs.extend(missing);
+            }
         }
         crate::fsx::rename(&staging.join(rel), &target)?;
         self.files.push((rel.to_string(), replaces));
@@ -417,28 +452,34 @@ impl Moved {
     }
 
     /// Put OUT back as it was: each file moved in is taken out again, or
-    /// replaced by the one it replaced. Best effort (the caller then
-    /// treats OUT as unknown, and the next build writes it whole).
+    /// replaced by the one it replaced, and the folders made for them go.
+    /// Best effort: the caller then treats OUT as unknown (the next build
+    /// writes it whole); `before` stays if a file could not be put back.
     pub(crate) fn restore(&self, out: &Path) {
+        let mut whole = true;
         for (rel, replaced) in self.files.iter().rev() {
             let target = out.join(rel);
-            let _ = if *replaced {
-                std::fs::rename(self.before.join(rel), &target)
+            whole &= if *replaced {
+                std::fs::rename(self.before.join(rel), &target).is_ok()
             } else {
-                std::fs::remove_file(&target)
+                std::fs::remove_file(&target).is_ok()
             };
         }
-        let _ = crate::fsx::remove_tree(&self.before);
+        for dir in self.dirs.iter().rev() {
+            let _ = std::fs::remove_dir(dir);
+        }
+        if whole {
+            let _ = crate::fsx::remove_tree(&self.before);
+        }
     }
 
     /// The build went through: what the moved files replaced goes (a
     /// folder this fails to remove is removed by the next
     /// [`Sink::apply_first`]).
     pub(crate) fn discard(self) {
-        if !self.files.iter().any(|(_, replaced)| *replaced) {
-            return;
+        if self.files.iter().any(|(_, replaced)| *replaced) {
+            let _ = crate::fsx::remove_tree(&self.before);
         }
-        let _ = crate::fsx::remove_tree(&self.before);
     }
 }
 
@@ -540,6 +581,100 @@ mod tests {
         assert_eq!(std::fs::read(out.join("c/audit.json")).unwrap(), old);
         assert_eq!(std::fs::read(out.join("c/other.json")).unwrap(), new);
         assert!(!staging.exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A site's files and folders under `dir`, with their bytes.
+    fn listing(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
+        let mut all: Vec<_> = walkdir::WalkDir::new(dir)
+            .min_depth(1)
+            .into_iter()
+            .map(|e| {
+                let e = e.unwrap();
+                let rel = e
+                    .path()
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                (
+                    rel,
+                    e.file_type()
+                        .is_file()
+                        .then(|| std::fs::read(e.path()).unwrap()),
+                )
+            })
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// The preview's publish in two steps: the first moves all but the
+    /// files written last (a replaced page, a new page in a new folder),
+    /// the second the rest; `restore` after both puts back every file and
+    /// folder as it was, and `discard` leaves OUT new with no `before`.
+    #[test]
+    fn moved_in_two_steps_then_put_back_or_kept() {
+        let root = std::env::temp_dir().join(format!("exhibit-moved-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for keep in [false, true] {
+            let (staging, out, before) = (root.join("s"), root.join("o"), root.join("b"));
+            let _ = std::fs::remove_dir_all(&out);
+            std::fs::create_dir_all(out.join("c")).unwrap();
+            let old = [
+                ("c/page.html", "old page"),
+                ("c/audit.json", "old audit"),
+                ("c/SHA256SUMS", "old sums"),
+            ];
+            for (rel, text) in old {
+                std::fs::write(out.join(rel), text).unwrap();
+            }
+            let previous: Files = old
+                .iter()
+                .map(|(rel, text)| (rel.to_string(), crate::hash::sha256_bytes(text.as_bytes())))
+                .collect();
+            let was = listing(&out);
+            std::fs::create_dir_all(&staging).unwrap();
+            let sink = Sink::new(staging.clone(), Some(&previous), true);
+            sink.write("c/page.html", b"new page").unwrap();
+            sink.write("c/new/deep/added.html", b"added page").unwrap();
+            let mut moved = sink
+                .apply_first(&out, &before, &crate::layout::written_last)
+                .unwrap()
+                .expect("nothing is dropped");
+            assert_eq!(std::fs::read(out.join("c/page.html")).unwrap(), b"new page");
+            assert_eq!(
+                std::fs::read(before.join("c/page.html")).unwrap(),
+                b"old page"
+            );
+            assert_eq!(
+                std::fs::read(out.join("c/audit.json")).unwrap(),
+                b"old audit"
+            );
+            sink.write("c/audit.json", b"new audit").unwrap();
+            sink.write("c/SHA256SUMS", b"new sums").unwrap();
+            sink.apply_rest(&out, &mut moved).unwrap();
+            assert_eq!(
+                std::fs::read(out.join("c/SHA256SUMS")).unwrap(),
+                b"new sums"
+            );
+            if keep {
+                moved.discard();
+                assert_eq!(
+                    std::fs::read(out.join("c/new/deep/added.html")).unwrap(),
+                    b"added page"
+                );
+                assert_eq!(
+                    std::fs::read(out.join("c/audit.json")).unwrap(),
+                    b"new audit"
+                );
+            } else {
+                moved.restore(&out);
+                assert_eq!(listing(&out), was, "OUT is as it was, with no folder left");
+            }
+            assert!(!before.exists());
+            let _ = std::fs::remove_dir_all(&staging);
+        }
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

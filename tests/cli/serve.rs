@@ -1269,14 +1269,14 @@ fn files_written_last_are_served_only_once_they_list_the_announced_page() {
             if !line.starts_with("event: reload") {
                 continue;
             }
-            // Asked for as soon as the pages are announced.
-            let sums = String::from_utf8(get(&addr, "/gen/SHA256SUMS").2).unwrap();
-            let audit = String::from_utf8(get(&addr, "/gen/audit.json").2).unwrap();
-            let manifest = String::from_utf8(get(&addr, "/gen/manifest.html").2).unwrap();
+            // The page as announced, then what lists it, asked for at once.
             let html = std::fs::read(server.preview.join("gen/page-0007.html")).unwrap();
             if !String::from_utf8_lossy(&html).contains(&added) {
                 continue; // a late event of the last save
             }
+            let sums = String::from_utf8(get(&addr, "/gen/SHA256SUMS").2).unwrap();
+            let audit = String::from_utf8(get(&addr, "/gen/audit.json").2).unwrap();
+            let manifest = String::from_utf8(get(&addr, "/gen//manifest.html").2).unwrap();
             let listed = format!("{}  page-0007.html\n", hex(&html));
             assert!(
                 sums.contains(&listed),
@@ -1341,4 +1341,27 @@ fn a_save_failing_after_its_pages_are_shown_puts_the_last_good_site_back() {
         "the fix brings the save's page",
         &|b| !b.contains("exhibit-error") && b.contains("A sentence added in preview."),
     );
+}
+
+/// A save that drops a file (a binary renamed) is moved in at once, with
+/// the binary copy told apart from text as in any build: it is not refused
+/// as output that was never scanned.
+#[test]
+fn a_binary_renamed_in_the_preview_is_published_under_its_new_name() {
+    let dir = fixture("minimal");
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.extend((0..4096u32).map(|i| (i * 7 % 251) as u8));
+    std::fs::write(dir.join("artifacts/plot.png"), &png).unwrap();
+    seal(&dir);
+    let server = Server::start(&dir);
+    let addr = server.addr();
+    let (old, new) = ("minimal/artifacts/plot.png", "minimal/artifacts/renamed.png");
+    assert_eq!(std::fs::read(server.preview.join(old)).unwrap(), png);
+    std::fs::rename(dir.join("artifacts/plot.png"), dir.join("artifacts/renamed.png")).unwrap();
+    let page = wait_page(&addr, "/minimal/manifest.html", "the renamed file listed", &|b| {
+        b.contains("renamed.png") || b.contains("exhibit-error")
+    });
+    assert!(!page.contains("exhibit-error"), "{page}");
+    assert_eq!(std::fs::read(server.preview.join(new)).unwrap(), png);
+    assert!(!server.preview.join(old).exists());
 }

@@ -199,24 +199,24 @@ pub(crate) fn build_with(
         stages.rescan(&redactor, (written, prescanned), kept)
     };
     let early = announce.filter(|_| sink.is_delta());
-    let last = if early.is_some() {
+    let (written, last) = if early.is_some() {
         let (written, last) = site.write_first(&sink, rendered.campaigns)?;
-        phases.mark("write");
-        rescan(&written, prescanned)?;
-        Some(last)
+        (written, Some(last))
     } else {
-        let written = site.write(&sink, rendered.campaigns)?;
-        phases.mark("write");
-        rescan(&written, prescanned)?;
-        None
+        (site.write(&sink, rendered.campaigns)?, None)
     };
+    phases.mark("write");
+    rescan(&written, prescanned)?;
     phases.mark("rescan");
     crate::claims::report(&unmatched)?;
     let report = verified.report(&loaded.campaigns);
     let finish = |sink: &Sink| -> Result<()> {
         if let Some(last) = last {
             site.write_last(sink, last)?;
-            rescan(&write::Written::default(), true)?;
+            // What the first part staged was scanned already: it is told
+            // apart the same way if it is still staged (a save that drops
+            // a file moves everything at once).
+            rescan(&written, true)?;
         }
         Ok(())
     };

@@ -41,7 +41,8 @@ impl Staging {
     /// the files written last ([`layout::written_last`]) moved into `out`,
     /// then `announce`, then `finish` (which writes and rescans those) and
     /// the rest moved in. If `finish` or the move fails, `out` is put back
-    /// as it was before this build.
+    /// as it was before this build. A build that drops a file is moved in
+    /// at once, then announced.
     pub(super) fn publish_in_two(
         self,
         sink: &Sink,
@@ -57,7 +58,11 @@ impl Staging {
             return Ok(());
         };
         announce();
-        match finish(sink).and_then(|()| self.publish(sink, out)) {
+        let mut moved = moved;
+        // The rest is moved as the first part was, so that a failure can
+        // still put back all of it; the (empty) staging folder goes when
+        // `self` does.
+        match finish(sink).and_then(|()| sink.apply_rest(out, &mut moved)) {
             Ok(()) => {
                 moved.discard();
                 Ok(())

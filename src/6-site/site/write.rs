@@ -128,7 +128,7 @@ pub(super) struct Written {
     pub(crate) prescanned: BTreeMap<String, scan::Scanned>,
 }
 
-/// What the write stage's first part leaves to its last
+/// What the preview's write stage leaves to its last part
 /// ([`Site::write_last`]): the files that list or describe all the others.
 pub(super) struct Last {
     /// Each campaign as rendered, with its single file's name and hash.
@@ -136,6 +136,15 @@ pub(super) struct Last {
     /// What the root SHA256SUMS lists so far (all but the campaigns'
     /// SHA256SUMS).
     root: Sums,
+}
+
+/// What the site's index shows of a campaign.
+fn cite(rendered: &Rendered) -> super::index::Cited {
+    super::index::Cited {
+        headline: rendered.headline.clone(),
+        digest: rendered.digest.clone(),
+        header: rendered.header.clone(),
+    }
 }
 
 /// Published path -> SHA-256: what a SHA256SUMS lists.
@@ -148,51 +157,45 @@ fn sums_text(sums: &Sums) -> String {
 }
 
 impl Site<'_> {
-    /// Write the whole site into `staging`.
+    /// Write the whole site into `staging`, each campaign's files in turn
+    /// (so only one campaign's rendering is held at a time).
     /// The root SHA256SUMS covers every file outside the campaign folders
     /// and each campaign's SHA256SUMS, so `exhibit verify` (or
     /// `sha256sum -c` at the root) checks every file the site serves.
     pub(super) fn write(&self, sink: &Sink, pages: Vec<Rendered>) -> Result<Written> {
-        let (written, last) = self.write_first(sink, pages)?;
-        self.write_last(sink, last)?;
+        let mut written = Written::default();
+        let mut cited = Vec::new();
+        let mut sums = Sums::new();
+        for (i, mut rendered) in pages.into_iter().enumerate() {
+            cited.push(cite(&rendered));
+            let single = self.campaign_first(sink, i, &mut rendered, &mut written)?;
+            let sha = self.campaign_last(sink, i, rendered, single)?;
+            sums.insert(format!("{}/{}", self.publics[i].meta.id, layout::SUMS), sha);
+        }
+        sums.extend(self.root_files(sink, &cited)?);
+        sink.write(layout::SUMS, sums_text(&sums).as_bytes())?;
         Ok(written)
     }
 
-    /// The write stage's first part: what a reader's page needs beside
-    /// the pages (each campaign's single file, the site's index, feed and
-    /// assets), and every check of the campaign's names. What is left
-    /// ([`crate::layout::written_last`]) lists or describes these.
+    /// The preview's write stage, first part: what a reader's page needs
+    /// beside the pages (each campaign's single file, the site's index,
+    /// feed and assets), and every check of the campaign's names. What is
+    /// left ([`crate::layout::written_last`]) lists or describes these.
     pub(super) fn write_first(&self, sink: &Sink, pages: Vec<Rendered>) -> Result<(Written, Last)> {
         let mut written = Written::default();
         let mut cited = Vec::new();
         let mut campaigns = Vec::new();
-        for (i, rendered) in pages.into_iter().enumerate() {
-            cited.push(super::index::Cited {
-                headline: rendered.headline.clone(),
-                digest: rendered.digest.clone(),
-                header: rendered.header.clone(),
-            });
-            let single = self.campaign_first(sink, i, &rendered, &mut written)?;
+        for (i, mut rendered) in pages.into_iter().enumerate() {
+            cited.push(cite(&rendered));
+            let single = self.campaign_first(sink, i, &mut rendered, &mut written)?;
             campaigns.push((rendered, single));
         }
-        let (index, feed) = super::index::render(self.publics, self.evidences, &cited, self.theme)?;
-        let mut root = Sums::new();
-        let mut write = |rel: &str, bytes: &[u8]| -> Result<()> {
-            let (sha, _) = sink.write(rel, bytes)?;
-            root.insert(rel.to_string(), sha);
-            Ok(())
-        };
-        write(layout::MARKER, layout::MARKER_TEXT)?;
-        write(layout::INDEX_PAGE, &index)?;
-        write(layout::FEED, &feed)?;
-        for a in &self.theme.assets {
-            write(&a.path, &a.bytes)?;
-        }
+        let root = self.root_files(sink, &cited)?;
         Ok((written, Last { campaigns, root }))
     }
 
-    /// The write stage's last part: each campaign's manifest page,
-    /// audit.json and SHA256SUMS, then the root SHA256SUMS.
+    /// The preview's write stage, last part: each campaign's manifest
+    /// page, audit.json and SHA256SUMS, then the root SHA256SUMS.
     pub(super) fn write_last(&self, sink: &Sink, last: Last) -> Result<()> {
         let Last {
             campaigns,
@@ -206,13 +209,33 @@ impl Site<'_> {
         Ok(())
     }
 
+    /// The site's own files (marker, index, feed, theme assets), written;
+    /// what the root SHA256SUMS lists of them.
+    fn root_files(&self, sink: &Sink, cited: &[super::index::Cited]) -> Result<Sums> {
+        let (index, feed) = super::index::render(self.publics, self.evidences, cited, self.theme)?;
+        let mut root = Sums::new();
+        let mut write = |rel: &str, bytes: &[u8]| -> Result<()> {
+            let (sha, _) = sink.write(rel, bytes)?;
+            root.insert(rel.to_string(), sha);
+            Ok(())
+        };
+        write(layout::MARKER, layout::MARKER_TEXT)?;
+        write(layout::INDEX_PAGE, &index)?;
+        write(layout::FEED, &feed)?;
+        for a in &self.theme.assets {
+            write(&a.path, &a.bytes)?;
+        }
+        Ok(root)
+    }
+
     /// Campaign `i`'s files written first: its single file (its name and
-    /// hash returned); its pages and copies told to the rescan.
+    /// hash returned; the rendered pages it was made from are let go); its
+    /// pages and copies told to the rescan.
     fn campaign_first(
         &self,
         sink: &Sink,
         i: usize,
-        rendered: &Rendered,
+        rendered: &mut Rendered,
         written: &mut Written,
     ) -> Result<Option<(String, String)>> {
         let id = self.publics[i].meta.id.as_str();
@@ -231,6 +254,7 @@ impl Site<'_> {
         }
         let name = self.single_file_name(i, &mut taken)?;
         let bytes = self.single_file_page(i, rendered, sink)?;
+        rendered.pages = Vec::new();
         let (sha, _) = sink.write(&format!("{id}/{name}"), &bytes)?;
         Ok(Some((name, sha)))
     }

@@ -345,10 +345,13 @@ const FINISHING_AT_MOST: Duration = Duration::from_secs(60);
 
 /// `url` names a file a build writes last ([`crate::layout::written_last`]):
 /// while a build writes those, its pages are already served.
+/// Read as [`resolve`] reads it: empty segments and a trailing `/`
+/// dropped, and names compared as a case-insensitive disk would.
 fn written_last(url: &str) -> bool {
     let path = url.split(['?', '#']).next().unwrap_or("");
     let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
-    crate::layout::written_last(decoded.trim_start_matches('/'))
+    let segments: Vec<&str> = decoded.split('/').filter(|s| !s.is_empty()).collect();
+    crate::layout::written_last(&segments.join("/"))
 }
 
 fn serve_file(req: &Request, file: &Path, status: &Status) -> std::io::Result<Response> {

@@ -219,11 +219,13 @@ fn rebuild(
     };
     match site::build_with(build_opts, Some(cache), Some(&announce)) {
         Ok(report) => {
-            report_build(&report, started.elapsed());
-            println!("  ({} rendered, the others reused)", cache.rendered);
+            // Requests held for the files written last go on first.
             if announced.get() {
                 shared.finished();
-            } else {
+            }
+            report_build(&report, started.elapsed());
+            println!("  ({} rendered, the others reused)", cache.rendered);
+            if !announced.get() {
                 shared.update(|s| {
                     s.error = None;
                     s.unverified = redacted(redactor, &report.unverified);
@@ -284,7 +286,10 @@ fn remove_stale_previews(base: &Path) {
         // beside it (`.exhibit-serve-PID.exhibit-staging`, ...).
         let (pid, ours) = match name.strip_prefix(".exhibit-serve-") {
             Some(rest) => match rest.split_once('.') {
-                Some((pid, tag)) => (pid, [layout::STAGING, layout::BEFORE].contains(&tag)),
+                Some((pid, tag)) => (
+                    pid,
+                    [layout::STAGING, layout::BEFORE, layout::OLD].contains(&tag),
+                ),
                 None => continue,
             },
             None => match name.strip_prefix("exhibit-serve-") {
@@ -395,7 +400,10 @@ mod tests {
                 false,
                 false,
             ),
+            (format!(".exhibit-serve-{dead}.exhibit-old"), false, false),
             (format!(".exhibit-serve-{dead}.notes"), false, true),
+            // Not marked as written by exhibit.
+            ("exhibit-serve-3999999998".to_string(), false, true),
             (
                 format!(".exhibit-serve-{alive}.exhibit-before"),
                 false,
@@ -409,12 +417,10 @@ mod tests {
                 std::fs::write(base.join(name).join(site::MARKER), "").unwrap();
             }
         }
-        std::fs::create_dir_all(base.join(format!("exhibit-serve-{dead}-unmarked"))).unwrap();
         remove_stale_previews(&base);
         for (name, _, stays) in &names {
             assert_eq!(base.join(name).exists(), *stays, "{name}");
         }
-        assert!(base.join(format!("exhibit-serve-{dead}-unmarked")).exists());
         std::fs::remove_dir_all(&base).unwrap();
     }
 }
