@@ -617,6 +617,7 @@ mod tests {
     fn moved_in_two_steps_then_put_back_or_kept() {
         let root = std::env::temp_dir().join(format!("exhibit-moved-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
+        let read = |p: PathBuf| std::fs::read(p).unwrap();
         for keep in [false, true] {
             let (staging, out, before) = (root.join("s"), root.join("o"), root.join("b"));
             let _ = std::fs::remove_dir_all(&out);
@@ -642,32 +643,17 @@ mod tests {
                 .apply_first(&out, &before, &crate::layout::written_last)
                 .unwrap()
                 .expect("nothing is dropped");
-            assert_eq!(std::fs::read(out.join("c/page.html")).unwrap(), b"new page");
-            assert_eq!(
-                std::fs::read(before.join("c/page.html")).unwrap(),
-                b"old page"
-            );
-            assert_eq!(
-                std::fs::read(out.join("c/audit.json")).unwrap(),
-                b"old audit"
-            );
+            assert_eq!(read(out.join("c/page.html")), b"new page");
+            assert_eq!(read(before.join("c/page.html")), b"old page");
+            assert_eq!(read(out.join("c/audit.json")), b"old audit");
             sink.write("c/audit.json", b"new audit").unwrap();
             sink.write("c/SHA256SUMS", b"new sums").unwrap();
             sink.apply_rest(&out, &mut moved).unwrap();
-            assert_eq!(
-                std::fs::read(out.join("c/SHA256SUMS")).unwrap(),
-                b"new sums"
-            );
+            assert_eq!(read(out.join("c/SHA256SUMS")), b"new sums");
             if keep {
                 moved.discard();
-                assert_eq!(
-                    std::fs::read(out.join("c/new/deep/added.html")).unwrap(),
-                    b"added page"
-                );
-                assert_eq!(
-                    std::fs::read(out.join("c/audit.json")).unwrap(),
-                    b"new audit"
-                );
+                assert_eq!(read(out.join("c/new/deep/added.html")), b"added page");
+                assert_eq!(read(out.join("c/audit.json")), b"new audit");
             } else {
                 moved.restore(&out);
                 assert_eq!(listing(&out), was, "OUT is as it was, with no folder left");

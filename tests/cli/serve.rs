@@ -1355,12 +1355,22 @@ fn a_binary_renamed_in_the_preview_is_published_under_its_new_name() {
     seal(&dir);
     let server = Server::start(&dir);
     let addr = server.addr();
-    let (old, new) = ("minimal/artifacts/plot.png", "minimal/artifacts/renamed.png");
+    let (old, new) = (
+        "minimal/artifacts/plot.png",
+        "minimal/artifacts/renamed.png",
+    );
     assert_eq!(std::fs::read(server.preview.join(old)).unwrap(), png);
-    std::fs::rename(dir.join("artifacts/plot.png"), dir.join("artifacts/renamed.png")).unwrap();
-    let page = wait_page(&addr, "/minimal/manifest.html", "the renamed file listed", &|b| {
-        b.contains("renamed.png") || b.contains("exhibit-error")
-    });
+    std::fs::rename(
+        dir.join("artifacts/plot.png"),
+        dir.join("artifacts/renamed.png"),
+    )
+    .unwrap();
+    let page = wait_page(
+        &addr,
+        "/minimal/manifest.html",
+        "the renamed file listed",
+        &|b| b.contains("renamed.png") || b.contains("exhibit-error"),
+    );
     assert!(!page.contains("exhibit-error"), "{page}");
     assert_eq!(std::fs::read(server.preview.join(new)).unwrap(), png);
     assert!(!server.preview.join(old).exists());

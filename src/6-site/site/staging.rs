@@ -51,14 +51,13 @@ impl Staging {
         announce: &mut dyn FnMut(),
     ) -> Result<()> {
         let before = layout::sibling(out, layout::BEFORE)?;
-        let Some(moved) = sink.apply_first(out, &before, &layout::written_last)? else {
+        let Some(mut moved) = sink.apply_first(out, &before, &layout::written_last)? else {
             finish(sink)?;
             self.publish(sink, out)?;
             announce();
             return Ok(());
         };
         announce();
-        let mut moved = moved;
         // The rest is moved as the first part was, so that a failure can
         // still put back all of it; the (empty) staging folder goes when
         // `self` does.
