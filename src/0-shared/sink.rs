@@ -308,11 +308,15 @@ impl<'a> Sink<'a> {
                 dir = d.parent();
             }
         }
-        let staged = self
+        let mut seen = std::collections::HashSet::new();
+        let staged: Vec<String> = self
             .staged
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .clone();
+            .iter()
+            .filter(|rel| seen.insert(rel.as_str()))
+            .cloned()
+            .collect();
         // A large file replaced is held open until the others are in
         // place, then let go on a thread of its own: the last link to an
         // 11 MB audit.json going took a millisecond (the memory of a file
@@ -441,9 +445,10 @@ impl Moved {
                 .map(Path::to_path_buf)
                 .collect();
             if !missing.is_empty() {
-                crate::fsx::create_dir_all(dir)?;
+                // Recorded first: folders made before a failure go too.
                 missing.reverse();
                 self.dirs.extend(missing);
+                crate::fsx::create_dir_all(dir)?;
             }
         }
         crate::fsx::rename(&staging.join(rel), &target)?;
@@ -477,9 +482,23 @@ impl Moved {
     /// folder this fails to remove is removed by the next
     /// [`Sink::apply_first`]).
     pub(crate) fn discard(self) {
-        if self.files.iter().any(|(_, replaced)| *replaced) {
-            let _ = crate::fsx::remove_tree(&self.before);
+        if !self.files.iter().any(|(_, replaced)| *replaced) {
+            return;
         }
+        // As in [`Sink::apply`]: the last link to a large file (the old
+        // audit.json) goes on the pool, not while requests wait.
+        let large = self.files.iter().filter(|(_, replaced)| *replaced);
+        let held: Vec<std::fs::File> = large
+            .filter_map(|(rel, _)| {
+                let path = self.before.join(rel);
+                let seen = std::fs::metadata(&path).ok()?;
+                let big = seen.len() >= HOLD_FROM;
+                big.then(|| crate::fsx::open_regular_seen(&path, &seen).ok())?
+            })
+            .take(HOLD_AT_MOST)
+            .collect();
+        let _ = crate::fsx::remove_tree(&self.before);
+        drop_apart(held);
     }
 }
 
@@ -659,6 +678,38 @@ mod tests {
                 assert_eq!(listing(&out), was, "OUT is as it was, with no folder left");
             }
             assert!(!before.exists());
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A file written twice in one build (a copy made again once a secret
+    /// widened the detector) is staged once: applying moves its last
+    /// bytes, in one step or in two.
+    #[test]
+    fn a_path_staged_twice_is_moved_once() {
+        let root = std::env::temp_dir().join(format!("exhibit-twice-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for two_steps in [false, true] {
+            let (staging, out, before) = (root.join("s"), root.join("o"), root.join("b"));
+            let _ = std::fs::remove_dir_all(&out);
+            std::fs::create_dir_all(out.join("c")).unwrap();
+            std::fs::write(out.join("c/run.log"), "old").unwrap();
+            let previous: Files =
+                [("c/run.log".to_string(), crate::hash::sha256_bytes(b"old"))].into();
+            std::fs::create_dir_all(&staging).unwrap();
+            let sink = Sink::new(staging.clone(), Some(&previous), true);
+            sink.write("c/run.log", b"first").unwrap();
+            sink.write("c/run.log", b"second").unwrap();
+            if two_steps {
+                let none = |_: &str| false;
+                let mut moved = sink.apply_first(&out, &before, &none).unwrap().unwrap();
+                sink.apply_rest(&out, &mut moved).unwrap();
+                moved.discard();
+            } else {
+                sink.apply(&out).unwrap();
+            }
+            assert_eq!(std::fs::read(out.join("c/run.log")).unwrap(), b"second");
             let _ = std::fs::remove_dir_all(&staging);
         }
         std::fs::remove_dir_all(&root).unwrap();
