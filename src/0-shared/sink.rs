@@ -435,8 +435,10 @@ impl Moved {
             if let Some(dir) = kept.parent() {
                 crate::fsx::create_dir_all(dir)?;
             }
+            // A copy where the file system has no hard links.
             std::fs::hard_link(&target, &kept)
-                .map_err(|e| crate::error::Error::failed("link", &kept, e))?;
+                .or_else(|_| std::fs::copy(&target, &kept).map(drop))
+                .map_err(|e| crate::error::Error::failed("keep", &kept, e))?;
         }
         if let Some(dir) = target.parent() {
             let mut missing: Vec<PathBuf> = dir
