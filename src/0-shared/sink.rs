@@ -4,7 +4,7 @@
 //! served folder, so one edit in a large campaign rewrites a few files.
 
 use crate::error::Result;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -21,8 +21,9 @@ pub(crate) struct Sink<'a> {
     files: Mutex<Files>,
     /// Folders known to exist in staging.
     dirs: Mutex<std::collections::HashSet<PathBuf>>,
-    /// What went to staging (so far as [`Sink::path`] handed it out).
-    staged: Mutex<Vec<String>>,
+    /// What went to staging (so far as [`Sink::path`] handed it out),
+    /// each path once however often it was written.
+    staged: Mutex<BTreeSet<String>>,
     /// Text set aside until it is written ([`Sink::hold`]).
     scratch: Scratch,
 }
@@ -69,7 +70,7 @@ impl<'a> Sink<'a> {
             keep: keep || previous.is_some(),
             files: Mutex::new(Files::new()),
             dirs: Mutex::new(std::collections::HashSet::new()),
-            staged: Mutex::new(Vec::new()),
+            staged: Mutex::new(BTreeSet::new()),
             scratch: Scratch::default(),
         }
     }
@@ -160,7 +161,7 @@ impl<'a> Sink<'a> {
             self.staged
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(rel.to_string());
+                .insert(rel.to_string());
         }
         let path = self.staging.join(rel);
         if let Some(dir) = path.parent() {
@@ -259,9 +260,7 @@ impl<'a> Sink<'a> {
     /// Take `rel` out of staging again: OUT has it already.
     fn unstage(&self, rel: &str) -> Result<()> {
         let mut staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(at) = staged.iter().rposition(|r| r == rel) {
-            staged.remove(at);
-        }
+        staged.remove(rel);
         let path = self.staging.join(rel);
         std::fs::remove_file(&path).map_err(|e| crate::error::Error::io(&path, "remove", e))
     }
@@ -308,15 +307,11 @@ impl<'a> Sink<'a> {
                 dir = d.parent();
             }
         }
-        let mut seen = std::collections::HashSet::new();
-        let staged: Vec<String> = self
+        let staged = self
             .staged
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter(|rel| seen.insert(rel.as_str()))
-            .cloned()
-            .collect();
+            .clone();
         // A large file replaced is held open until the others are in
         // place, then let go on a thread of its own: the last link to an
         // 11 MB audit.json going took a millisecond (the memory of a file
@@ -390,8 +385,8 @@ impl<'a> Sink<'a> {
         self.take_staged(out, moved, &|_| true)
     }
 
-    /// Move the staged files `pick` chooses into `out` (each once), and
-    /// forget them as staged.
+    /// Move the staged files `pick` chooses into `out`, and forget them as
+    /// staged.
     fn take_staged(
         &self,
         out: &Path,
@@ -399,10 +394,8 @@ impl<'a> Sink<'a> {
         pick: &dyn Fn(&str) -> bool,
     ) -> Result<()> {
         let mut staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
-        let mut seen = std::collections::HashSet::new();
-        let (now, later): (Vec<String>, Vec<String>) = std::mem::take(&mut *staged)
+        let (now, later): (BTreeSet<String>, BTreeSet<String>) = std::mem::take(&mut *staged)
             .into_iter()
-            .filter(|rel| seen.insert(rel.clone()))
             .partition(|rel| pick(rel));
         *staged = later;
         if now.iter().any(|rel| out.join(rel).is_dir()) {

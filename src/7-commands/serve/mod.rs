@@ -219,18 +219,14 @@ fn rebuild(
     };
     match site::build_with(build_opts, Some(cache), Some(&announce)) {
         Ok(report) => {
-            // Requests held for the files written last go on first.
-            if announced.get() {
-                shared.finished();
+            // A whole build (the first after a failed one) is announced
+            // once it is in place; held requests go on before the report.
+            if !announced.get() {
+                announce(&report);
             }
+            shared.finished();
             report_build(&report, started.elapsed());
             println!("  ({} rendered, the others reused)", cache.rendered);
-            if !announced.get() {
-                shared.update(|s| {
-                    s.error = None;
-                    s.unverified = redacted(redactor, &report.unverified);
-                });
-            }
         }
         Err(err) => {
             let text = err.describe();
