@@ -43,7 +43,7 @@ fn sample_and_leak_corpus_do_not_depend_on_thread_count() {
 }
 
 /// A campaign from benches/gen-campaign.py with these arguments.
-pub(super) fn gen_campaign(name: &str, args: &[&str]) -> PathBuf {
+fn gen_campaign(name: &str, args: &[&str]) -> PathBuf {
     let dir = scratch(name).join("gen");
     let o = Command::new("python3")
         .arg(repo().join("benches/gen-campaign.py"))
@@ -56,7 +56,7 @@ pub(super) fn gen_campaign(name: &str, args: &[&str]) -> PathBuf {
 }
 
 /// A 60-page campaign, always the same seed.
-fn generated(name: &str) -> PathBuf {
+pub(super) fn generated(name: &str) -> PathBuf {
     let args = [
         "--pages",
         "60",

@@ -1235,17 +1235,7 @@ fn script_planted_in_a_long_page_is_refused_by_the_preview() {
 #[test]
 fn files_written_last_are_served_only_once_they_list_the_announced_page() {
     use sha2::Digest;
-    let args = [
-        "--pages",
-        "60",
-        "--records",
-        "8",
-        "--artifact-mb",
-        "1",
-        "--seed",
-        "3",
-    ];
-    let dir = super::scale::gen_campaign("serve-written-last", &args);
+    let dir = super::scale::generated("serve-written-last");
     let server = Server::start(&dir);
     let addr = server.addr();
     let mut events = TcpStream::connect(&addr).unwrap();
