@@ -151,7 +151,8 @@ fn order(c: &Campaign, e: &Evidence) -> Vec<String> {
 /// numbers its values, in order with every other file's.
 #[derive(Default)]
 pub(crate) struct ScanCache {
-    files: std::sync::Mutex<HashMap<(String, String), scan::Scanned>>,
+    /// Read from every core at once: readers share the lock.
+    files: std::sync::RwLock<HashMap<(String, String), scan::Scanned>>,
     clean_meta: std::sync::Mutex<HashMap<std::path::PathBuf, CleanMeta>>,
 }
 
@@ -161,12 +162,12 @@ type CleanMeta = ((String, String), campaign::Meta);
 
 impl ScanCache {
     fn get(&self, key: &(String, String)) -> Option<scan::Scanned> {
-        let known = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        let known = self.files.read().unwrap_or_else(|e| e.into_inner());
         known.get(key).cloned()
     }
 
     fn insert(&self, key: (String, String), scanned: &scan::Scanned) {
-        let mut known = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        let mut known = self.files.write().unwrap_or_else(|e| e.into_inner());
         known.insert(key, scanned.clone());
     }
 }
@@ -200,12 +201,12 @@ fn public_meta(c: &Campaign, r: &Redactor, scans: Option<&ScanCache>) -> Result<
 /// left to the copy stage's one pass (see [`Public::streamed`]).
 fn scan_input(
     r: &Redactor,
-    scans: Option<&ScanCache>,
+    scans: Option<(&ScanCache, &str)>,
     (c, e): (&Campaign, &Evidence),
     f: &str,
 ) -> Result<Option<scan::Scanned>> {
-    let path = &c.path(f);
     if e.is_deferred(f) {
+        let path = &c.path(f);
         if streams(c, f, path)? {
             return Ok(None);
         }
@@ -214,23 +215,25 @@ fn scan_input(
         return scan_verified(r, path, check).map(Some);
     }
     let sha256 = e.verified_sha256(f);
-    let kept = e.kept(f);
-    let scan = || match kept.as_deref() {
-        Some(bytes) => scan::scan_file_named(&r.detector, bytes, path),
+    // The preview's scan of the same bytes by the same detector, if any,
+    // before anything of the file is looked at.
+    let key = scans
+        .zip(sha256)
+        .map(|((cache, detector), sha)| (cache, (detector.to_string(), sha.to_string())));
+    if let Some(s) = key.as_ref().and_then(|(cache, key)| cache.get(key)) {
+        return Ok(Some(s));
+    }
+    let path = &c.path(f);
+    let scanned = match e.kept(f).as_deref() {
+        Some(bytes) => scan::scan_file_named(&r.detector, bytes, path)?,
         None => scan_verified(r, path, |sha, _| match sha256 {
             Some(expected) if sha != expected => Err(changed(path)),
             _ => Ok(()),
-        }),
+        })?,
     };
-    let (Some(cache), Some(sha)) = (scans, sha256) else {
-        return scan().map(Some);
-    };
-    let key = (r.detector.fingerprint(), sha.to_string());
-    if let Some(s) = cache.get(&key) {
-        return Ok(Some(s));
+    if let Some((cache, key)) = key {
+        cache.insert(key, &scanned);
     }
-    let scanned = scan()?;
-    cache.insert(key, &scanned);
     Ok(Some(scanned))
 }
 
@@ -305,11 +308,13 @@ pub(crate) fn prepare(
                 .map(move |file| Job { campaign: i, file })
         })
         .collect();
+    let detector = r.detector.fingerprint();
+    let scans_by = scans.map(|s| (s, detector.as_str()));
     let scanned: Vec<Result<(Option<scan::Scanned>, bool)>> = jobs
         .par_iter()
         .map(|job| {
             let (c, e) = (&campaigns[job.campaign], &evidences[job.campaign]);
-            let s = scan_input(r, scans, (c, e), &job.file)?;
+            let s = scan_input(r, scans_by, (c, e), &job.file)?;
             let held = match &s {
                 Some(s) if held(e, &job.file, s) => streams(c, &job.file, &c.path(&job.file))?,
                 _ => false,
@@ -320,7 +325,7 @@ pub(crate) fn prepare(
     let mut publics: Vec<Public> = campaigns
         .iter()
         .map(|_| Public {
-            scanned_by: r.detector.fingerprint(),
+            scanned_by: detector.clone(),
             ..Public::default()
         })
         .collect();

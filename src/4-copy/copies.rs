@@ -177,17 +177,9 @@ impl Stage<'_> {
             mode,
         } = f;
         let rel = format!("{id}/{published}");
-        if *mode != Mode::Redact && self.sink.unchanged(&rel, expected) {
-            let bytes = e.get(original).and_then(|f| f.bytes).unwrap_or(0);
-            return Ok(Copied {
-                sha256: expected.clone(),
-                published_sha256: expected.clone(),
-                bytes,
-                published_bytes: bytes,
-                redactions: Counts::new(),
-                binary: *mode == Mode::Binary,
-                scanned: None,
-            });
+        let bytes = || e.get(original).and_then(|f| f.bytes).unwrap_or(0);
+        if let Some(served) = self.served(&rel, expected, bytes, *mode) {
+            return Ok(served);
         }
         let to = self.sink.create(&rel)?;
         let kept = e.kept(original);
@@ -207,6 +199,29 @@ impl Stage<'_> {
         };
         self.sink.unchanged(&rel, &k.published_sha256);
         Ok(k)
+    }
+
+    /// The copy the served site already has (preview): same verified
+    /// bytes, copied as they are. `bytes`: their size.
+    fn served(
+        &self,
+        rel: &str,
+        expected: &str,
+        bytes: impl Fn() -> u64,
+        mode: Mode,
+    ) -> Option<Copied> {
+        if mode == Mode::Redact || !self.sink.unchanged(rel, expected) {
+            return None;
+        }
+        Some(Copied {
+            sha256: expected.to_string(),
+            published_sha256: expected.to_string(),
+            bytes: bytes(),
+            published_bytes: bytes(),
+            redactions: Counts::new(),
+            binary: mode == Mode::Binary,
+            scanned: None,
+        })
     }
 
     /// Copy a large text file in one read (see [`crate::stream`]): verbatim
@@ -294,6 +309,10 @@ impl Stage<'_> {
         let original = e.manifest.name.clone();
         if !rewrite {
             let mode = copy_mode(p, same_detector, &original, &name);
+            let (expected, bytes) = (&e.manifest.sha256, || e.manifest.bytes);
+            if let Some(served) = self.served(&rel, expected, bytes, mode) {
+                return Ok(self.published(original, name, mode, served));
+            }
             let copied = public::copy(
                 self.redactor,
                 &c.path(&original),

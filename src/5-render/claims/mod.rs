@@ -383,13 +383,18 @@ struct PageCheck {
 #[derive(Default)]
 pub(crate) struct CheckCache {
     data: std::sync::Mutex<HashMap<PathBuf, (String, Arc<Index>)>>,
-    pages: std::sync::Mutex<HashMap<PathBuf, HashMap<String, Arc<PageCheck>>>>,
+    /// Shared with the build that reads them, not copied (a thousand
+    /// pages' keys).
+    pages: std::sync::Mutex<HashMap<PathBuf, Arc<KeptChecks>>>,
     /// A digest of each page's computed values, by the page's key.
     computed: std::sync::Mutex<HashMap<PathBuf, HashMap<String, Digest>>>,
 }
 
 /// A SHA-256 digest.
 type Digest = [u8; 32];
+
+/// A campaign's page checks, by the page's full key.
+type KeptChecks = HashMap<String, Arc<PageCheck>>;
 
 impl CheckCache {
     fn data(&self, dir: &Path, key: &str, make: impl FnOnce() -> Index) -> Arc<Index> {
@@ -434,7 +439,7 @@ impl CheckCache {
         crate::hash::hex(&all.finalize())
     }
 
-    fn pages(&self, dir: &Path) -> HashMap<String, Arc<PageCheck>> {
+    fn pages(&self, dir: &Path) -> Arc<KeptChecks> {
         let kept = self.pages.lock().unwrap_or_else(|e| e.into_inner());
         kept.get(dir).cloned().unwrap_or_default()
     }
@@ -442,12 +447,24 @@ impl CheckCache {
     /// Keep this build's checks of the campaign in `dir`, and only those
     /// (the cache does not grow with the number of saves).
     fn keep(&self, dir: &Path, checks: &[Arc<PageCheck>]) {
+        let mut all = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        // A save that changed no page's check keeps the same ones.
+        let same = |old: &KeptChecks| {
+            let keyed = checks.iter().filter_map(|c| Some((c.key.as_ref()?, c)));
+            let mut n = 0;
+            let all_kept = keyed
+                .inspect(|_| n += 1)
+                .all(|(k, c)| old.get(k).is_some_and(|o| Arc::ptr_eq(o, c)));
+            all_kept && n == old.len()
+        };
+        if all.get(dir).is_some_and(|old| same(old)) {
+            return;
+        }
         let kept = checks
             .iter()
             .filter_map(|c| Some((c.key.clone()?, c.clone())))
             .collect();
-        let mut all = self.pages.lock().unwrap_or_else(|e| e.into_inner());
-        all.insert(dir.to_path_buf(), kept);
+        all.insert(dir.to_path_buf(), Arc::new(kept));
     }
 }
 

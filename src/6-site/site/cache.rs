@@ -79,11 +79,22 @@ pub(super) struct Rendering {
     pub(crate) headline: Option<Vec<super::index::Figure>>,
 }
 
-/// A page's written files and the fingerprint of what went into them.
+/// A page's written files and the fingerprint of what went into them:
+/// the page's inputs and what every page of the campaign is written with
+/// (kept apart, so a save compares them without putting them together
+/// for each page).
 #[derive(Clone)]
 pub(super) struct PageFiles {
-    pub(crate) fingerprint: String,
+    pub(crate) page_inputs: String,
+    pub(crate) around: String,
     pub(crate) files: Vec<KeptFile>,
+}
+
+impl PageFiles {
+    /// Were these files written from `(page inputs, around)`?
+    pub(super) fn made_from(&self, (page_inputs, around): (&str, &str)) -> bool {
+        self.page_inputs == page_inputs && self.around == around
+    }
 }
 
 /// One written file: its bytes (kept for the preview) and what was written.

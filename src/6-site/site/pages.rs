@@ -115,6 +115,7 @@ impl Target<'_> {
             sources: loaded,
             headline,
             headlines,
+            new,
         } = self.pages(campaign, cache.as_deref())?;
         // Kept only when no page numbered a new value (then the next build
         // of the same inputs starts from the same numbering).
@@ -130,8 +131,10 @@ impl Target<'_> {
             super::digest::of_campaign(campaign.k, &pages)
         };
         if let Some(cache) = cache.as_deref_mut() {
+            // Pages taken from the cache are there already.
             let each = pages.iter().zip(&fingerprints).zip(headlines);
-            for (i, ((page, fingerprint), headline)) in each.enumerate() {
+            let each = each.enumerate().filter(|(i, _)| new[*i]);
+            for (i, ((page, fingerprint), headline)) in each {
                 let rendering = Rendering {
                     fingerprint: fingerprint.clone(),
                     page: page.clone(),
@@ -280,8 +283,9 @@ impl Target<'_> {
             None => super::index::headline(&f.page.html),
         });
         let (mut fingerprints, mut pages, mut held) = (Vec::new(), Vec::new(), Vec::new());
-        let mut headlines = Vec::new();
+        let (mut headlines, mut new) = (Vec::new(), Vec::new());
         for f in fresh {
+            new.push(f.new);
             fingerprints.push(f.fingerprint);
             pages.push(f.page);
             held.push(f.held);
@@ -296,6 +300,7 @@ impl Target<'_> {
             sources,
             headline: headline.unwrap_or_default(),
             headlines,
+            new,
         })
     }
 
@@ -376,32 +381,35 @@ impl Target<'_> {
         let cached = cache.as_deref();
         // Each page let go once written (the last reference, in a build
         // that keeps nothing): a campaign of many pages does not hold
-        // every rendered page until the last is written.
-        let outputs: Vec<Result<Arc<PageFiles>>> = pages
+        // every rendered page until the last is written. A page whose
+        // files are kept comes back as the same files, which stay where
+        // the cache has them.
+        let outputs: Vec<Result<PageOutput>> = pages
             .into_par_iter()
             .zip(held)
             .enumerate()
             .map(|(i, (page, held))| {
-                let fingerprint = format!("{}:{around}", fingerprints[i]);
+                let fingerprint = (fingerprints[i].as_str(), around.as_str());
                 let old = cached.and_then(|c| c.outputs.get(&key(campaign, i)));
-                match old.filter(|old| old.fingerprint == fingerprint) {
-                    Some(old) => self.rewrite(campaign.p, old),
+                let files = match old.filter(|old| old.made_from(fingerprint)) {
+                    Some(old) => return Ok((self.rewrite(campaign.p, old)?, None)),
                     None => {
                         let html = self.html(&page, &held)?;
                         let to_write = (&*page, html.as_ref());
-                        self.write_page(campaign, header, to_write, (fingerprint, digest), keep)
-                            .map(Arc::new)
+                        self.write_page(campaign, header, to_write, (fingerprint, digest), keep)?
                     }
-                }
+                };
+                let emitted = files.files.iter().map(|f| f.emitted.clone()).collect();
+                Ok((emitted, Some(Arc::new(files))))
             })
             .collect();
         let mut emitted = Vec::new();
         let mut cache = cache;
         for (i, o) in outputs.into_iter().enumerate() {
-            let files = o?;
-            emitted.extend(files.files.iter().map(|f| f.emitted.clone()));
-            if let Some(cache) = cache.as_deref_mut() {
-                cache.outputs.insert(key(campaign, i), files);
+            let (files, made) = o?;
+            emitted.extend(files);
+            if let Some((cache, made)) = cache.as_deref_mut().zip(made) {
+                cache.outputs.insert(key(campaign, i), made);
             }
         }
         Ok(emitted)
@@ -426,12 +434,12 @@ impl Target<'_> {
 
     /// A page's files as the last build wrote them, handed to the sink
     /// again (which writes them only if the served site lost them).
-    fn rewrite(&self, p: &Public, old: &Arc<PageFiles>) -> Result<Arc<PageFiles>> {
+    fn rewrite(&self, p: &Public, old: &PageFiles) -> Result<Vec<Emitted>> {
         for f in &old.files {
             let rel = format!("{}/{}", p.meta.id, f.emitted.rel);
             self.sink.write_known(&rel, &f.bytes, &f.emitted.sha256)?;
         }
-        Ok(Arc::clone(old))
+        Ok(old.files.iter().map(|f| f.emitted.clone()).collect())
     }
 
     /// Template a page, then write and scan it and its downloads; `keep`
@@ -441,7 +449,7 @@ impl Target<'_> {
         campaign: &Campaign,
         header: &Header,
         (page, content): (&Page, &str),
-        (fingerprint, digest): (String, &str),
+        ((page_inputs, around), digest): ((&str, &str), &str),
         keep: bool,
     ) -> Result<PageFiles> {
         let p = campaign.p;
@@ -481,7 +489,11 @@ impl Target<'_> {
                 emitted,
             });
         }
-        Ok(PageFiles { fingerprint, files })
+        Ok(PageFiles {
+            page_inputs: page_inputs.to_string(),
+            around: around.to_string(),
+            files,
+        })
     }
 
     /// The ledger page: every entry the pages show, once.
@@ -536,6 +548,11 @@ fn refuse_literal_references(page: &str, html: &str) -> Result<()> {
 /// pages of prose and tables reads nothing back.
 const KEEP_HTML: usize = 4 << 20;
 
+/// A page's files as [`Target::write_pages`] wrote them, and the files to
+/// keep for the next build when they were made afresh (`None`: the
+/// cache's are the same).
+type PageOutput = (Vec<Emitted>, Option<Arc<PageFiles>>);
+
 /// What every page of a campaign is written with besides itself.
 struct Written<'a> {
     header: &'a Header,
@@ -570,6 +587,8 @@ struct RenderedPages {
     headline: Vec<super::index::Figure>,
     /// Each page's result card, where it was read.
     headlines: Vec<Option<Headline>>,
+    /// Which pages were rendered afresh (the others came from the cache).
+    new: Vec<bool>,
 }
 
 /// One page from [`Target::pages`].
