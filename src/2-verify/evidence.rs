@@ -832,91 +832,56 @@ fn walk(
     opts: &Options,
 ) -> crate::error::Result<BTreeMap<String, (Kind, Option<String>)>> {
     let root = canonical(dir)?;
+    let mut out = BTreeMap::new();
     let skip = |e: &walkdir::DirEntry| {
-        e.file_type().is_dir()
+        e.depth() == 1
+            && e.file_type().is_dir()
             && opts
                 .listed_only
                 .iter()
                 .any(|d| e.file_name() == std::ffi::OsStr::new(d))
     };
-    // The top level first, then each folder in it on every core (a
-    // campaign's pages beside its data/ and artifacts/ folders of a
-    // thousand files each); entries are the same whatever the order.
-    let mut out = BTreeMap::new();
-    let mut folders = Vec::new();
     for entry in walkdir::WalkDir::new(dir)
         .follow_links(false)
         .min_depth(1)
-        .max_depth(1)
+        .into_iter()
+        .filter_entry(|e| !skip(e))
     {
-        let entry = listed(entry)?;
-        if skip(&entry) {
-            continue;
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let path = e
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                crate::error::bail!("failed to list `{path}`: {e}");
+            }
+        };
+        let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+        let mut detail = None;
+        let name = match rel.to_str() {
+            Some(s) => s.replace(std::path::MAIN_SEPARATOR, "/"),
+            None => {
+                let lossy = rel
+                    .to_string_lossy()
+                    .replace(std::path::MAIN_SEPARATOR, "/");
+                detail = Some("file name is not valid UTF-8".to_string());
+                lossy
+            }
+        };
+        let ft = entry.file_type();
+        let kind = kind_of(entry.path(), ft, &name, &root, opts);
+        if kind == Kind::Special {
+            detail = crate::fsx::special_kind(&ft).map(|k| format!("not a regular file: {k}"));
         }
-        if entry.file_type().is_dir() {
-            folders.push(entry.path().to_path_buf());
-        }
-        let (name, found) = found(dir, &entry, &root, opts);
-        out.insert(name, found);
-    }
-    let below: Vec<crate::error::Result<Vec<_>>> = folders
-        .par_iter()
-        .map(|folder| {
-            let entries = walkdir::WalkDir::new(folder)
-                .follow_links(false)
-                .min_depth(1);
-            let each = |e| Ok(found(dir, &listed(e)?, &root, opts));
-            entries.into_iter().map(each).collect()
-        })
-        .collect();
-    for entries in below {
-        out.extend(entries?);
+        let kind = if detail.is_some() && kind == Kind::File {
+            Kind::Other
+        } else {
+            kind
+        };
+        out.insert(name, (kind, detail));
     }
     Ok(out)
-}
-
-/// An entry [`walk`] met, or why its folder could not be listed.
-fn listed(entry: walkdir::Result<walkdir::DirEntry>) -> crate::error::Result<walkdir::DirEntry> {
-    entry.or_else(|e| {
-        let path = e
-            .path()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        crate::error::bail!("failed to list `{path}`: {e}")
-    })
-}
-
-/// An entry under `dir` as [`walk`] records it: its relative `/` path,
-/// kind and why it cannot be read, if so.
-fn found(
-    dir: &Path,
-    entry: &walkdir::DirEntry,
-    root: &Path,
-    opts: &Options,
-) -> (String, (Kind, Option<String>)) {
-    let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
-    let mut detail = None;
-    let name = match rel.to_str() {
-        Some(s) => s.replace(std::path::MAIN_SEPARATOR, "/"),
-        None => {
-            let lossy = rel
-                .to_string_lossy()
-                .replace(std::path::MAIN_SEPARATOR, "/");
-            detail = Some("file name is not valid UTF-8".to_string());
-            lossy
-        }
-    };
-    let ft = entry.file_type();
-    let kind = kind_of(entry.path(), ft, &name, root, opts);
-    if kind == Kind::Special {
-        detail = crate::fsx::special_kind(&ft).map(|k| format!("not a regular file: {k}"));
-    }
-    let kind = if detail.is_some() && kind == Kind::File {
-        Kind::Other
-    } else {
-        kind
-    };
-    (name, (kind, detail))
 }
 
 fn canonical(dir: &Path) -> crate::error::Result<PathBuf> {
