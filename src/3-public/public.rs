@@ -25,9 +25,10 @@ pub(crate) struct Public {
     pub(crate) meta: campaign::Meta,
     /// Page output names, from the redacted page file names.
     outputs: Outputs,
-    /// original path -> public path (redacted; before any `.txt` rename)
+    /// original path -> public path (redacted; before any `.txt` rename);
+    /// a path missing is published as it is
     names: BTreeMap<String, String>,
-    /// public path -> original path
+    /// public path -> original path; a path missing is its own original
     reverse: HashMap<String, String>,
     /// Binaries and archives, published as they are: nothing was found in
     /// them, or the policy accepts their exact bytes (original paths).
@@ -440,17 +441,15 @@ impl Public {
         }
         if s.hits.is_empty() {
             self.clean.insert(f.to_string());
+            return;
         }
         let hits: Vec<_> = s.hits.into_iter().map(|(_, _, h)| h).collect();
         r.register(&hits);
         // One chunk of plain bytes: the hits are spans of the file itself.
-        let kept = e.kept(f);
-        if !hits.is_empty()
-            && kept.is_some_and(|b| {
-                b.len() < scan::CHUNK
-                    && scan::Kind::of(&b[..b.len().min(scan::HEAD)]) == scan::Kind::Text
-            })
-        {
+        if e.kept(f).is_some_and(|b| {
+            b.len() < scan::CHUNK
+                && scan::Kind::of(&b[..b.len().min(scan::HEAD)]) == scan::Kind::Text
+        }) {
             self.hits.insert(f.to_string(), hits);
         }
     }
@@ -465,13 +464,13 @@ impl Public {
     }
 
     /// Every file's public name (redacted when a name could hold a value).
+    /// When none could, every name is its own and none is listed.
     fn name_files(&mut self, c: &Campaign, e: &Evidence, r: &Redactor, check_names: bool) {
+        if !check_names {
+            return;
+        }
         for f in order(c, e) {
-            let public = if check_names {
-                r.redact_name(&f).into_owned()
-            } else {
-                f.clone()
-            };
+            let public = r.redact_name(&f).into_owned();
             self.reverse.insert(public.clone(), f.clone());
             self.names.insert(f, public);
         }
