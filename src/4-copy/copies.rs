@@ -321,6 +321,9 @@ impl Stage<'_> {
                 &e.manifest.sha256,
                 mode,
             )?;
+            // Part of the new site, as every copy is: a preview save that
+            // drops the campaign drops it too.
+            self.sink.unchanged(&rel, &copied.published_sha256);
             return Ok(self.published(original, name, mode, copied));
         }
         let rows: Vec<(&str, &str, u64)> = copies

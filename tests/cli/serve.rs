@@ -1371,3 +1371,50 @@ fn a_binary_renamed_in_the_preview_is_published_under_its_new_name() {
     assert_eq!(std::fs::read(server.preview.join(new)).unwrap(), png);
     assert!(!server.preview.join(old).exists());
 }
+
+/// A campaign taken out of a root of two goes from the preview whole, its
+/// manifest's copy with it: the preview is then what a fresh build of the
+/// root writes.
+#[test]
+fn a_campaign_taken_out_of_a_root_goes_from_the_preview_whole() {
+    let one = fixture("minimal");
+    let root = one.parent().unwrap().join("root");
+    let (a, b) = (root.join("a"), root.join("b"));
+    copy_tree(&one, &a);
+    copy_tree(&one, &b);
+    let meta = b.join("campaign.json");
+    let text = read(&meta);
+    assert!(text.contains(r#""id": "minimal""#));
+    std::fs::write(
+        &meta,
+        text.replacen(r#""id": "minimal""#, r#""id": "second""#, 1),
+    )
+    .unwrap();
+    seal(&a);
+    seal(&b);
+    let server = Server::start(&root);
+    let second = server.preview.join("second");
+    assert!(second.join("manifest.json").is_file());
+    std::fs::remove_dir_all(&b).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while second.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "left of the removed campaign: {:?}",
+            tree(&second)
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let want = as_previewed(fresh_build(&root, "fresh-without-second"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while as_previewed(site_files(&server.preview)) != want {
+        assert!(
+            Instant::now() < deadline,
+            "the preview differs from a fresh build"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

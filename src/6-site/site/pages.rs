@@ -400,7 +400,9 @@ impl Target<'_> {
                     }
                 };
                 let emitted = files.files.iter().map(|f| f.emitted.clone()).collect();
-                Ok((emitted, Some(Arc::new(files))))
+                // Kept for the next build only (a build that keeps nothing
+                // lets each page's files go here).
+                Ok((emitted, keep.then(|| Arc::new(files))))
             })
             .collect();
         let mut emitted = Vec::new();
@@ -550,7 +552,7 @@ const KEEP_HTML: usize = 4 << 20;
 
 /// A page's files as [`Target::write_pages`] wrote them, and the files to
 /// keep for the next build when they were made afresh (`None`: the
-/// cache's are the same).
+/// cache's are the same, or the build keeps nothing).
 type PageOutput = (Vec<Emitted>, Option<Arc<PageFiles>>);
 
 /// What every page of a campaign is written with besides itself.
