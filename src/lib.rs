@@ -71,6 +71,8 @@ pub mod manifest;
 // 2. Verify: every file hashed and judged.
 #[path = "2-verify/evidence.rs"]
 mod evidence;
+#[path = "2-verify/listing.rs"]
+mod listing;
 
 // 3. Public view: every file scanned, private values numbered.
 #[path = "3-public/public.rs"]

@@ -211,7 +211,7 @@ pub(crate) fn shown(path: &str) -> String {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
+pub(crate) enum Kind {
     File,
     Dir,
     SymlinkOutside,
@@ -233,6 +233,8 @@ pub(crate) struct Options<'a> {
     pub(crate) listed_only: Vec<String>,
     /// Hashes of files unchanged since an earlier build (the preview).
     pub(crate) hashes: Option<&'a HashCache>,
+    /// Listings of folders unchanged since an earlier build (the preview).
+    pub(crate) listings: Option<&'a crate::listing::Listings>,
     /// A one-shot build: listed files over [`KEEP_FILE`] whose size is the
     /// manifest's are not hashed here but taken as listed, and checked by
     /// the one pass that reads them later (the copy stage hashes, scans,
@@ -278,7 +280,10 @@ pub(crate) fn verify_with(
     budget: &std::sync::atomic::AtomicU64,
     opts: &Options,
 ) -> crate::error::Result<Evidence> {
-    let mut disk = walk(dir, opts)?;
+    let mut disk = match opts.listings {
+        Some(kept) => kept.walk(dir, opts)?,
+        None => walk(dir, opts)?,
+    };
     add_listed_only(dir, &manifest, opts, &mut disk)?;
     let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
     for e in &manifest.entries {
@@ -327,7 +332,7 @@ pub(crate) fn verify_with(
 
 /// What [`walk`] found on disk: relative path -> kind and why it cannot
 /// be read, if so.
-type Disk = BTreeMap<String, (Kind, Option<String>)>;
+pub(crate) type Disk = BTreeMap<String, (Kind, Option<String>)>;
 
 /// Entries under `opts.listed_only` folders, which [`walk`] does not
 /// enter: looked up one by one.
@@ -827,10 +832,7 @@ fn io_reason(e: std::io::Error) -> String {
 /// Every entry under `dir`, by relative `/` path. Symlinks are not followed;
 /// one that resolves inside `dir` counts as a file only when `opts` lets it.
 /// Folders in `opts.listed_only` are not entered.
-fn walk(
-    dir: &Path,
-    opts: &Options,
-) -> crate::error::Result<BTreeMap<String, (Kind, Option<String>)>> {
+pub(crate) fn walk(dir: &Path, opts: &Options) -> crate::error::Result<Disk> {
     let root = canonical(dir)?;
     let mut out = BTreeMap::new();
     let skip = |e: &walkdir::DirEntry| {

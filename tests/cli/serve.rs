@@ -496,6 +496,18 @@ fn site_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// Wait until `done` holds, failing with `what` once `limit` has passed
+/// since the waiter was made (one limit for all its waits).
+fn waiter(limit: Duration) -> impl Fn(&str, &dyn Fn() -> bool) {
+    let deadline = Instant::now() + limit;
+    move |what, done| {
+        while !done() {
+            assert!(Instant::now() < deadline, "{what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 /// What `exhibit build` writes for `dir` now, built next to it as `name`.
 fn fresh_build(dir: &Path, name: &str) -> Vec<(String, Vec<u8>)> {
     let fresh = dir.parent().unwrap().join(name);
@@ -510,13 +522,7 @@ fn a_file_added_then_removed_comes_and_goes_in_the_preview() {
     let server = Server::start(&dir);
     let extra = dir.join("artifacts/extra.log");
     let published = server.preview.join("minimal/artifacts/extra.log");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let wait = |what: &str, done: &dyn Fn() -> bool| {
-        while !done() {
-            assert!(Instant::now() < deadline, "{what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
+    let wait = waiter(Duration::from_secs(30));
     std::fs::write(&extra, "one more run log\n").unwrap();
     wait("the new file never reached the preview", &|| {
         published.is_file()
@@ -1417,4 +1423,29 @@ fn a_campaign_taken_out_of_a_root_goes_from_the_preview_whole() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The preview keeps a campaign's walk while none of its folders changed
+/// (and they changed long enough before the walk to tell): a file added
+/// in a subfolder of a campaign left alone for a while, after an edit in
+/// place, still reaches the preview, and goes when it is removed.
+#[test]
+fn a_file_added_to_a_settled_campaign_comes_and_goes_in_the_preview() {
+    let dir = served_campaign();
+    let server = Server::start(&dir);
+    // Older than the walk by more than the listing cache asks for.
+    std::thread::sleep(Duration::from_millis(3500));
+    add_a_sentence(&server, &dir.join("notes.md"));
+    let extra = dir.join("artifacts/later.log");
+    let published = server.preview.join("minimal/artifacts/later.log");
+    let wait = waiter(Duration::from_secs(30));
+    std::fs::write(&extra, "a run log added later\n").unwrap();
+    wait("the new file never reached the preview", &|| {
+        published.is_file()
+    });
+    std::fs::remove_file(&extra).unwrap();
+    wait("the removed file stayed in the preview", &|| {
+        !published.exists()
+    });
+    sealed_again_as_built(&server, &dir, |_| true);
 }

@@ -16,6 +16,8 @@ use std::sync::Arc;
 pub(crate) struct BuildCache {
     /// Hashes of files unchanged since they were last hashed.
     pub(crate) hashes: HashCache,
+    /// Each campaign's walk, while none of its folders changed.
+    pub(crate) listings: crate::listing::Listings,
     /// The campaigns' manifests as last parsed.
     pub(crate) manifests: crate::manifest::KeptManifests,
     /// Input scans by detector and file hash.

@@ -109,6 +109,7 @@ fn verify_one(
     let opts = evidence::Options {
         symlinks: c.meta.symlinks.clone(),
         hashes,
+        listings: cache.map(|c| &c.listings),
         defer,
         ..Default::default()
     };
