@@ -1425,10 +1425,11 @@ fn a_campaign_taken_out_of_a_root_goes_from_the_preview_whole() {
     }
 }
 
-/// The preview keeps a campaign's walk while none of its folders changed
+/// The preview reuses a campaign's walk while none of its folders changed
 /// (and they changed long enough before the walk to tell): a file added
 /// in a subfolder of a campaign left alone for a while, after an edit in
-/// place, still reaches the preview, and goes when it is removed.
+/// place, still reaches the preview, and goes when it is removed after
+/// another such pause and edit.
 #[test]
 fn a_file_added_to_a_settled_campaign_comes_and_goes_in_the_preview() {
     let dir = served_campaign();
@@ -1442,6 +1443,15 @@ fn a_file_added_to_a_settled_campaign_comes_and_goes_in_the_preview() {
     std::fs::write(&extra, "a run log added later\n").unwrap();
     wait("the new file never reached the preview", &|| {
         published.is_file()
+    });
+    // Left alone again, then saved in place: the walk is reused once
+    // more, until the file goes.
+    std::thread::sleep(Duration::from_millis(3500));
+    let notes = dir.join("notes.md");
+    std::fs::write(&notes, format!("{}\nSaved in place again.\n", read(&notes))).unwrap();
+    let shown = server.preview.join("minimal/notes.html");
+    wait("the second edit never reached the preview", &|| {
+        read(&shown).contains("Saved in place again.")
     });
     std::fs::remove_file(&extra).unwrap();
     wait("the removed file stayed in the preview", &|| {
