@@ -450,12 +450,9 @@ impl CheckCache {
         let mut all = self.pages.lock().unwrap_or_else(|e| e.into_inner());
         // A save that changed no page's check keeps the same ones.
         let same = |old: &KeptChecks| {
-            let keyed = checks.iter().filter_map(|c| Some((c.key.as_ref()?, c)));
-            let mut n = 0;
-            let all_kept = keyed
-                .inspect(|_| n += 1)
-                .all(|(k, c)| old.get(k).is_some_and(|o| Arc::ptr_eq(o, c)));
-            all_kept && n == old.len()
+            let keyed = || checks.iter().filter_map(|c| Some((c.key.as_ref()?, c)));
+            keyed().count() == old.len()
+                && keyed().all(|(k, c)| old.get(k).is_some_and(|o| Arc::ptr_eq(o, c)))
         };
         if all.get(dir).is_some_and(|old| same(old)) {
             return;

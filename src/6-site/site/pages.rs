@@ -111,12 +111,12 @@ impl Target<'_> {
             pages,
             held,
             fingerprints,
-            rendered: fresh,
             sources: loaded,
             headline,
             headlines,
             new,
         } = self.pages(campaign, cache.as_deref())?;
+        let fresh = new.iter().filter(|n| **n).count();
         // Kept only when no page numbered a new value (then the next build
         // of the same inputs starts from the same numbering).
         if let Some(cache) = cache
@@ -275,7 +275,6 @@ impl Target<'_> {
         }
         // The first failing page in order, whatever thread finished first.
         let fresh: Vec<Fresh> = fresh.into_iter().collect::<Result<_>>()?;
-        let rendered = fresh.iter().filter(|f| f.new).count();
         // The first page showing a result card, looked for in page order
         // and no further (a held page's was read before it was set aside).
         let headline = fresh.par_iter().find_map_first(|f| match &f.headline {
@@ -296,7 +295,6 @@ impl Target<'_> {
             pages,
             held,
             fingerprints,
-            rendered,
             sources,
             headline: headline.unwrap_or_default(),
             headlines,
@@ -571,9 +569,8 @@ struct Figures<'a> {
     sources: &'a [(SourceKey, Arc<crate::data::Source>)],
 }
 
-/// The pages, their fingerprints, how many were rendered afresh, and the
-/// data they read.
-/// A campaign's pages as rendered (see [`Target::pages`]).
+/// A campaign's pages as rendered (see [`Target::pages`]): the pages,
+/// their fingerprints, which were rendered afresh, and the data they read.
 struct RenderedPages {
     pages: Vec<Arc<Page>>,
     /// Each page's html where it was set aside ([`Sink::hold`]); its
@@ -581,8 +578,6 @@ struct RenderedPages {
     held: Vec<Option<Held>>,
     /// What each page was rendered from.
     fingerprints: Vec<String>,
-    /// How many were rendered afresh.
-    rendered: usize,
     /// The data files the pages read.
     sources: Vec<(SourceKey, Arc<crate::data::Source>)>,
     /// The campaign's headline figures ([`super::index::headline`]).
