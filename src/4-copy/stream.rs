@@ -10,16 +10,17 @@
 //! ([`scan::Chunks`]: line breaks, never inside a PEM block, no state
 //! carried from one to the next but the line number). Chunks go in
 //! batches, a chunk per core, four batches in flight ([`Pass::step`]):
-//! while one batch is read and hashed, the one before is searched, the
+//! while one batch is read, the one before is hashed and searched, the
 //! one before that (its values numbered) is replaced, and the one before
-//! that is written and handed to the scan, every chunk's search and
-//! replacement a task of its own; memory stays a few chunks whatever the
-//! file's size. Values are numbered between steps, batch by batch in file
-//! order, so placeholders do not depend on the thread count.
+//! that is hashed again, written and handed to the scan, every chunk's
+//! search and replacement, each hash and the write a task of its own;
+//! memory stays a few chunks whatever the file's size. Values are
+//! numbered between steps, batch by batch in file order, so placeholders
+//! do not depend on the thread count.
 //!
 //! What the pass cannot skip is what it costs: the search of the file and
 //! the scan of what is written, and the two hashes. The original is hashed
-//! chunk by chunk as it is cut, so the hash of what is written starts only
+//! chunk by chunk in order, so the hash of what is written starts only
 //! at the first chunk redaction changes, from the original's hash of the
 //! chunks before it (they were written as read): a file with nothing to
 //! redact is hashed once.
@@ -97,12 +98,7 @@ type Sent = (Vec<u8>, bool);
 /// the scan of the written bytes ([`Written`]), which they are sent to.
 struct Out {
     to: Staged,
-    /// The hash of what is written, from the first chunk redaction
-    /// changed on; until then what is written is what was read.
-    hash: Option<Sha256>,
-    /// For each chunk read and not yet written, in order: the original's
-    /// hash of every chunk before it, where [`Out::hash`] starts.
-    before: std::collections::VecDeque<Sha256>,
+    published: PublishedHash,
     bytes: u64,
     counts: Counts,
     /// Any chunk changed by redaction.
@@ -162,16 +158,17 @@ impl Pass<'_> {
         let per_batch = rayon::current_num_threads().clamp(2, MAX_BATCH);
         let mut out = Out {
             to,
-            hash: None,
-            before: std::collections::VecDeque::new(),
+            published: PublishedHash::default(),
             bytes: 0,
             counts: Counts::new(),
             changed: false,
             scan,
         };
-        // Four batches in flight, each a step further on: read (and
-        // hashed), found, replaced, written (and sent to be scanned).
-        let mut read = read_batch(&mut chunks, &mut input, per_batch, pool).map_err(read_err)?;
+        // Four batches in flight, each a step further on: read, hashed
+        // and found, replaced, hashed again and written (and sent to be
+        // scanned).
+        let mut read =
+            read_batch(&mut chunks, &mut input.bytes, per_batch, pool).map_err(read_err)?;
         let mut found: Vec<(Vec<u8>, Vec<Hit>)> = Vec::new();
         let mut done: Vec<Done> = Vec::new();
         while !read.is_empty() || !found.is_empty() || !done.is_empty() {
@@ -179,7 +176,6 @@ impl Pass<'_> {
                 self.redactor.rewind(numbered);
                 return Ok(None);
             };
-            out.before.extend(read.before.drain(..));
             let step = Step {
                 to_find,
                 to_replace: std::mem::take(&mut found),
@@ -201,8 +197,10 @@ impl Pass<'_> {
         out.to.finish()?;
         let changed = out.changed;
         let sha256 = crate::hash::hex(&input.hash.finalize());
+        debug_assert!(out.published.before.is_empty());
         let copied = Copied {
             published_sha256: out
+                .published
                 .hash
                 .map_or_else(|| sha256.clone(), |h| crate::hash::hex(&h.finalize())),
             sha256,
@@ -213,14 +211,17 @@ impl Pass<'_> {
             scanned: None,
         };
         debug_assert!(changed || copied.published_sha256 == copied.sha256);
-        debug_assert!(out.before.is_empty());
         Ok(Some(copied))
     }
 
     /// One step of the pipeline, every part a task of its own so both
-    /// cores stay busy: the next batch read, each chunk of one batch
-    /// searched, each of the batch before (its values numbered) replaced
-    /// and scanned, and the batch before that written. Returns what each
+    /// cores stay busy: the next batch read, the batch read before hashed
+    /// and each of its chunks searched, each of the batch before that
+    /// (its values numbered) replaced, and the batch before that hashed
+    /// and written, then handed to the scan of the copy. The two hashes
+    /// and the write are tasks of their own, not parts of the read and the
+    /// write: each is a chain through the whole file, and one chain
+    /// holding two of them set the pace of every step. Returns what each
     /// made, in order.
     fn step<R: std::io::Read + Send>(
         &self,
@@ -232,19 +233,26 @@ impl Pass<'_> {
         let (r, pool, view) = (self.redactor, self.buffers, View::of(self.from));
         let mut next = None;
         let mut wrote = None;
+        let mut before = Vec::new();
         let mut hits: Vec<Vec<Hit>> = vec![Vec::new(); step.to_find.len()];
         let mut replaced: Vec<Option<Done>> = Vec::new();
         replaced.resize_with(step.to_replace.len(), || None);
         rayon::scope(|s| {
-            s.spawn(|_| next = Some(read_batch(chunks, input, per_batch, pool)));
-            s.spawn(|_| wrote = Some(out.write(step.to_write)));
-            for (slot, chunk) in hits.iter_mut().zip(&step.to_find) {
+            let Input { hash, bytes } = input;
+            let (to_find, to_write) = (&step.to_find, &step.to_write);
+            s.spawn(|_| next = Some(read_batch(chunks, bytes, per_batch, pool)));
+            s.spawn(|_| before = hash_read(hash, to_find));
+            s.spawn(|_| out.published.hash(to_write));
+            s.spawn(|_| wrote = Some(write(&mut out.to, to_write)));
+            for (slot, chunk) in hits.iter_mut().zip(to_find) {
                 s.spawn(move |_| *slot = scan::find_all(&r.detector, chunk, view));
             }
             for (slot, (chunk, hits)) in replaced.iter_mut().zip(step.to_replace) {
                 s.spawn(move |_| *slot = Some(self.replace(chunk, &hits, pool)));
             }
         });
+        out.published.before.extend(before);
+        out.sent(step.to_write);
         let found = step.to_find.into_iter().zip(hits).collect();
         let replaced = replaced.into_iter().flatten().collect();
         let next = next.unwrap_or_else(|| Ok(Batch::default()));
@@ -270,23 +278,46 @@ impl Pass<'_> {
     }
 }
 
-impl Out {
-    /// Write redacted chunks in order, hashing them from the first one
-    /// changed on, then hand them to the scan of the written bytes.
-    fn write(&mut self, done: Vec<Done>) -> Result<()> {
+/// The hash of what is written, from the first chunk redaction changed
+/// on; until then what is written is what was read.
+#[derive(Default)]
+struct PublishedHash {
+    hash: Option<Sha256>,
+    /// For each chunk hashed as read and not yet written, in order: the
+    /// original's hash of every chunk before it, where [`Self::hash`]
+    /// starts.
+    before: std::collections::VecDeque<Sha256>,
+}
+
+impl PublishedHash {
+    /// Hash the chunks about to be written, in order.
+    fn hash(&mut self, done: &[Done]) {
         for d in done {
             let before = self
                 .before
                 .pop_front()
-                .expect("every chunk written was read");
+                .expect("every chunk written was hashed as read");
             if !d.clean && self.hash.is_none() {
                 self.hash = Some(before);
             }
             if let Some(hash) = &mut self.hash {
                 hash.update(&d.out);
             }
+        }
+    }
+}
+
+/// Write redacted chunks in order.
+fn write(to: &mut Staged, done: &[Done]) -> Result<()> {
+    done.iter().try_for_each(|d| to.write_all(&d.out))
+}
+
+impl Out {
+    /// Count chunks written (and hashed), then hand them to the scan of
+    /// the written bytes.
+    fn sent(&mut self, done: Vec<Done>) {
+        for d in done {
             self.bytes += d.out.len() as u64;
-            self.to.write_all(&d.out)?;
             self.changed |= !d.counts.is_empty();
             for (c, n) in d.counts {
                 *self.counts.entry(c).or_insert(0) += n;
@@ -294,7 +325,6 @@ impl Out {
             // A scan that stopped is reported when it is joined.
             let _ = self.scan.send((d.out, d.clean));
         }
-        Ok(())
     }
 }
 
@@ -400,8 +430,6 @@ type Stepped = (
 #[derive(Default)]
 struct Batch {
     chunks: Vec<Vec<u8>>,
-    /// For each chunk, the original's hash of the chunks before it.
-    before: Vec<Sha256>,
     nul: bool,
 }
 
@@ -423,29 +451,39 @@ impl Batch {
     }
 }
 
-/// Up to `n` chunks, read in order and hashed into `input`.
+/// Up to `n` chunks, read in order and counted into `bytes`.
 fn read_batch<R: std::io::Read>(
     chunks: &mut scan::Chunks<R>,
-    input: &mut Input,
+    bytes: &mut u64,
     n: usize,
     pool: &Pool,
 ) -> Result<Batch> {
     let mut batch = Batch {
         chunks: Vec::with_capacity(n),
-        before: Vec::with_capacity(n),
         nul: false,
     };
     while batch.chunks.len() < n {
         match chunks.next_chunk(pool.take())? {
             Some(c) => {
                 batch.nul |= memchr::memchr(0, &c).is_some();
-                batch.before.push(input.hash.clone());
-                input.hash.update(&c);
-                input.bytes += c.len() as u64;
+                *bytes += c.len() as u64;
                 batch.chunks.push(c);
             }
             None => break,
         }
     }
     Ok(batch)
+}
+
+/// The original's `chunks`, read in order, hashed into `hash`; for each,
+/// the hash of every chunk before it.
+fn hash_read(hash: &mut Sha256, chunks: &[Vec<u8>]) -> Vec<Sha256> {
+    chunks
+        .iter()
+        .map(|c| {
+            let before = hash.clone();
+            hash.update(c);
+            before
+        })
+        .collect()
 }
