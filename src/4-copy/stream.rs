@@ -48,8 +48,9 @@ const MAX_BATCH: usize = 8;
 pub(crate) struct Pool(std::sync::Mutex<Vec<Vec<u8>>>);
 
 impl Pool {
-    /// Four batches in flight at most.
-    const KEEP: usize = 4 * MAX_BATCH;
+    /// Four batches in flight, one handed to the scan of the copy and
+    /// one in its channel, at most.
+    const KEEP: usize = 6 * MAX_BATCH;
 
     fn take(&self) -> Vec<u8> {
         let mut pool = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -118,7 +119,8 @@ impl Pass<'_> {
         // back: the same scan of the whole stream, cut into chunks where
         // that scan cuts them (not where the input was cut: replacing
         // values moves every later cut), on a thread of its own.
-        let (send, written) = std::sync::mpsc::sync_channel::<Sent>(2);
+        // A batch's worth waits for the scan without holding up the pass.
+        let (send, written) = std::sync::mpsc::sync_channel::<Sent>(per_batch());
         // A chunk searched in the view the copy is read in, found clean and
         // written unchanged is not searched again where the scan of the
         // copy cuts it exactly there (a clean file is searched once).
@@ -144,8 +146,8 @@ impl Pass<'_> {
         })
     }
 
-    /// The pass itself, the written bytes sent to `scan` as they are
-    /// written (see [`Pass::run`]).
+    /// The pass itself, the written bytes sent to `scan` batch by batch
+    /// once written (see [`Pass::run`]).
     fn copy(&self, to: Staged, scan: std::sync::mpsc::SyncSender<Sent>) -> Result<Option<Copied>> {
         let numbered = self.redactor.mark();
         let file = crate::fsx::open(self.from)?;
@@ -153,9 +155,7 @@ impl Pass<'_> {
         let pool = self.buffers;
         let mut chunks = scan::Chunks::with_buffer(file, pool.take());
         let mut input = Input::default();
-        // A chunk per core in each batch (two at least, eight at most:
-        // four batches in flight are the memory the pass takes).
-        let per_batch = rayon::current_num_threads().clamp(2, MAX_BATCH);
+        let per_batch = per_batch();
         let mut out = Out {
             to,
             published: PublishedHash::default(),
@@ -252,11 +252,11 @@ impl Pass<'_> {
             }
         });
         out.published.before.extend(before);
-        out.sent(step.to_write);
+        out.send(step.to_write);
         let found = step.to_find.into_iter().zip(hits).collect();
         let replaced = replaced.into_iter().flatten().collect();
-        let next = next.unwrap_or_else(|| Ok(Batch::default()));
-        (next, found, replaced, wrote.unwrap_or(Ok(())))
+        let next = next.expect("the read ran");
+        (next, found, replaced, wrote.expect("the write ran"))
     }
 
     /// One chunk with its `hits` replaced.
@@ -283,9 +283,9 @@ impl Pass<'_> {
 #[derive(Default)]
 struct PublishedHash {
     hash: Option<Sha256>,
-    /// For each chunk hashed as read and not yet written, in order: the
-    /// original's hash of every chunk before it, where [`Self::hash`]
-    /// starts.
+    /// For each chunk of the original hashed and not yet written, in
+    /// order: the original's hash of every chunk before it, where
+    /// [`Self::hash`] starts.
     before: std::collections::VecDeque<Sha256>,
 }
 
@@ -296,7 +296,7 @@ impl PublishedHash {
             let before = self
                 .before
                 .pop_front()
-                .expect("every chunk written was hashed as read");
+                .expect("every chunk written was hashed as searched");
             if !d.clean && self.hash.is_none() {
                 self.hash = Some(before);
             }
@@ -313,9 +313,9 @@ fn write(to: &mut Staged, done: &[Done]) -> Result<()> {
 }
 
 impl Out {
-    /// Count chunks written (and hashed), then hand them to the scan of
-    /// the written bytes.
-    fn sent(&mut self, done: Vec<Done>) {
+    /// Count the chunks of a step's write, then hand them to the scan of
+    /// the written bytes (whether the write went well is reported apart).
+    fn send(&mut self, done: Vec<Done>) {
         for d in done {
             self.bytes += d.out.len() as u64;
             self.changed |= !d.counts.is_empty();
@@ -433,7 +433,8 @@ struct Batch {
     nul: bool,
 }
 
-/// The original as read so far: the hash and count of its chunks.
+/// The original as read so far: the count of its chunks' bytes, and the
+/// hash of those searched (a batch behind).
 #[derive(Default)]
 struct Input {
     hash: Sha256,
@@ -449,6 +450,12 @@ impl Batch {
     fn text(&mut self) -> Option<Vec<Vec<u8>>> {
         (!self.nul).then(|| std::mem::take(&mut self.chunks))
     }
+}
+
+/// A chunk per core in each batch: two at least, eight at most (the
+/// batches in flight are the memory the pass takes).
+fn per_batch() -> usize {
+    rayon::current_num_threads().clamp(2, MAX_BATCH)
 }
 
 /// Up to `n` chunks, read in order and counted into `bytes`.
