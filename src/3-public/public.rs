@@ -599,23 +599,28 @@ pub(crate) fn copy(
     };
     if mode == Mode::Redact {
         let view = scan::View::of(from);
+        let seams = Some(scan::Seams {
+            det: &r.detector,
+            view,
+        });
         let (head, mut rest) = scan::peek(&mut reader).map_err(read_err)?;
         if let scan::Kind::Utf16 { big_endian } = scan::Kind::of(&head) {
             let mut bom = [0u8; 2];
             rest.read_exact(&mut bom)?;
             write(&bom)?;
-            scan::for_each_chunk(scan::Utf16Reader::new(rest, big_endian), |chunk| {
+            scan::for_each_chunk(scan::Utf16Reader::new(rest, big_endian), seams, |chunk| {
                 let redacted = scan::redact_view(r, chunk, view, &mut counts);
                 write(&scan::encode_utf16(&redacted, big_endian))
             })
         } else {
-            scan::for_each_chunk(rest, |chunk| {
+            scan::for_each_chunk(rest, seams, |chunk| {
                 write(&scan::redact_view(r, chunk, view, &mut counts))
             })
         }
         .map_err(read_err)?;
     } else {
-        scan::for_each_chunk(&mut reader, |chunk| write(chunk)).map_err(read_err)?;
+        // Copied as it is: where it is cut does not matter.
+        scan::for_each_chunk(&mut reader, None, |chunk| write(chunk)).map_err(read_err)?;
     }
     // Read to the end whatever the copy left unread.
     reader.drain()?;

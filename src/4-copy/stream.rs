@@ -153,7 +153,11 @@ impl Pass<'_> {
         let file = crate::fsx::open(self.from)?;
         let read_err = |e: crate::error::Error| crate::error::Error::failed("read", self.from, e);
         let pool = self.buffers;
-        let mut chunks = scan::Chunks::with_buffer(file, pool.take());
+        let seams = scan::Seams {
+            det: &self.redactor.detector,
+            view: View::of(self.from),
+        };
+        let mut chunks = scan::Chunks::with_buffer(file, pool.take(), Some(seams));
         let mut input = Input::default();
         let per_batch = per_batch();
         let mut out = Out {

@@ -23,11 +23,29 @@ pub(crate) const REMEMBER_FROM: u64 = 2 * CONTENT_CHUNK as u64;
 const PEM_SLACK: usize = 1 << 20;
 /// How much one read asks for.
 const BLOCK: usize = 64 << 10;
+/// How far on either side of a cut a value crossing it is looked for
+/// ([`mend_cut`]).
+const SEAM: usize = 4 << 10;
+
+/// What a cut must not split: the values `det` finds in `view`. Chunks are
+/// searched one by one, so a value a cut splits (`api_key:` at the end of
+/// one chunk, the key on the next line) would be found in neither; cuts
+/// are moved past such values ([`mend_cut`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Seams<'d> {
+    pub(crate) det: &'d Detector,
+    pub(crate) view: View,
+}
 
 /// Feed `reader` to `f` in chunks ending at a line break (a very long line
-/// is cut at a space or comma), never inside a PEM private key block.
-pub(crate) fn for_each_chunk(reader: impl Read, f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
-    for_each_chunk_cut(reader, Cuts::Fixed, f)
+/// is cut at a space or comma), never inside a PEM private key block nor,
+/// given `seams`, inside a value they find.
+pub(crate) fn for_each_chunk(
+    reader: impl Read,
+    seams: Option<Seams>,
+    f: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    for_each_chunk_cut(reader, Cuts::Fixed, seams, f)
 }
 
 /// Where a stream is cut into chunks; either way at line breaks, never
@@ -60,13 +78,14 @@ impl Cuts {
 fn for_each_chunk_cut(
     mut reader: impl Read,
     cuts: Cuts,
+    seams: Option<Seams>,
     mut f: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
     // Read straight into `buf`, which grows only as far as the input
     // needs: most files are small.
     let mut buf: Vec<u8> = Vec::new();
     let mut eof = false;
-    while let Some(cut) = next_cut(&mut reader, &mut buf, &mut eof, cuts)? {
+    while let Some(cut) = next_cut(&mut reader, &mut buf, &mut eof, (cuts, seams))? {
         f(&buf[..cut])?;
         buf.drain(..cut);
     }
@@ -76,20 +95,23 @@ fn for_each_chunk_cut(
 /// The chunks of [`for_each_chunk`], each its own buffer, pulled one at a
 /// time: a reader hands them on to be scanned elsewhere (several at once)
 /// while it reads the next.
-pub(crate) struct Chunks<R> {
+pub(crate) struct Chunks<'d, R> {
     reader: R,
+    seams: Option<Seams<'d>>,
     buf: Vec<u8>,
     eof: bool,
     /// Buffers handed in once the stream had ended.
     unused: Vec<Vec<u8>>,
 }
 
-impl<R: Read> Chunks<R> {
-    /// Chunks of `reader`, read into `buf` (empty, or a chunk done with).
-    pub(crate) fn with_buffer(reader: R, mut buf: Vec<u8>) -> Self {
+impl<'d, R: Read> Chunks<'d, R> {
+    /// Chunks of `reader`, read into `buf` (empty, or a chunk done with),
+    /// cut as [`for_each_chunk`] cuts them given `seams`.
+    pub(crate) fn with_buffer(reader: R, mut buf: Vec<u8>, seams: Option<Seams<'d>>) -> Self {
         buf.clear();
         Chunks {
             reader,
+            seams,
             buf,
             eof: false,
             unused: Vec::new(),
@@ -101,15 +123,16 @@ impl<R: Read> Chunks<R> {
     /// buffer the chunk after it is read into: a caller that hands back
     /// the buffers it is done with allocates none per chunk.
     pub(crate) fn next_chunk(&mut self, mut spare: Vec<u8>) -> Result<Option<Vec<u8>>> {
-        let Some(cut) = next_cut(&mut self.reader, &mut self.buf, &mut self.eof, Cuts::Fixed)?
-        else {
+        let cuts = (Cuts::Fixed, self.seams);
+        let Some(cut) = next_cut(&mut self.reader, &mut self.buf, &mut self.eof, cuts)? else {
             self.unused.push(spare);
             return Ok(None);
         };
         // The rest (a line begun) starts the next buffer, sized for a
-        // whole chunk so it does not grow by steps.
+        // whole chunk, the block read past it and the one read to look
+        // past the cut ([`mend_cut`]), so it does not grow by steps.
         spare.clear();
-        spare.reserve_exact((CHUNK + BLOCK).max(self.buf.len() - cut));
+        spare.reserve_exact((CHUNK + 2 * BLOCK).max(self.buf.len() - cut));
         spare.extend_from_slice(&self.buf[cut..]);
         self.buf.truncate(cut);
         Ok(Some(std::mem::replace(&mut self.buf, spare)))
@@ -126,8 +149,99 @@ impl<R: Read> Chunks<R> {
 
 /// Fill `buf` from `reader` as far as the next chunk needs and say where
 /// that chunk ends (`None` when nothing is left): at a line break, or,
-/// to keep an unterminated PEM block whole, after it.
+/// to keep an unterminated PEM block whole, after it; given `seams`, then
+/// moved past any value crossing it ([`mend_cut`]).
 fn next_cut(
+    reader: &mut impl Read,
+    buf: &mut Vec<u8>,
+    eof: &mut bool,
+    (cuts, seams): (Cuts, Option<Seams>),
+) -> Result<Option<usize>> {
+    let cut = first_cut(reader, buf, eof, cuts)?;
+    match (cut, seams) {
+        (Some(cut), Some(seams)) if cut < buf.len() => {
+            mend_cut(reader, (buf, eof), cuts.size(), seams, cut).map(Some)
+        }
+        _ => Ok(cut),
+    }
+}
+
+/// Move `cut` while it changes what is found: the text within [`SEAM`]
+/// bytes either side of it (reading on as far as that needs) is searched
+/// whole and as its two sides apart, and a value found only whole (a key
+/// before the cut and its value after it, or a value the cut splits)
+/// moves the cut to the line break after that value (or, in a line too
+/// long to end within reach, to the value's end), where it is checked
+/// again. A cut moves at most as far as a PEM block may run on
+/// ([`PEM_SLACK`] past the chunk's `size`), so memory stays bounded: a
+/// value longer than that, cut, is found in the chunk before from its
+/// start (a key and the first characters of its value), not whole.
+fn mend_cut(
+    reader: &mut impl Read,
+    (buf, eof): (&mut Vec<u8>, &mut bool),
+    size: usize,
+    seams: Seams,
+    mut cut: usize,
+) -> Result<usize> {
+    let limit = size + PEM_SLACK;
+    loop {
+        // Block by block, as `first_cut` reads: the stream is read up to
+        // the same offsets, so the cuts after this one fall where they
+        // would without it. A cut is within a block of the end of what
+        // was read, so this reads one block at most (`Chunks` buffers
+        // hold a chunk and two blocks).
+        while !*eof && buf.len() < cut + SEAM {
+            *eof = fill(reader, buf, BLOCK)?;
+        }
+        let Some(end) = split_value(buf, cut, seams).filter(|&end| end <= limit) else {
+            return Ok(cut);
+        };
+        let mut next = memchr::memchr(b'\n', &buf[end..]).map(|i| end + i + 1);
+        while next.is_none() && !*eof && buf.len() < limit {
+            let at = buf.len();
+            *eof = fill(reader, buf, BLOCK)?;
+            next = memchr::memchr(b'\n', &buf[at..]).map(|i| at + i + 1);
+        }
+        cut = match next {
+            Some(next) if next <= limit => next,
+            _ if *eof && buf.len() <= limit => buf.len(),
+            _ => end,
+        };
+        if cut >= buf.len() {
+            return Ok(buf.len());
+        }
+    }
+}
+
+/// Where the values a cut at `cut` hides from a search of each side end
+/// (past the cut at least), if there are any: those found in the text
+/// around it searched whole and not in either side searched alone. The
+/// text starts at a line's start where one is near, so a search sees what
+/// comes before a value as a search of the whole chunk would.
+fn split_value(buf: &[u8], cut: usize, seams: Seams) -> Option<usize> {
+    let near = cut.saturating_sub(SEAM);
+    let back = near.saturating_sub(SEAM);
+    let from = memchr::memrchr(b'\n', &buf[back..near]).map_or(near, |i| back + i + 1);
+    let to = (cut + SEAM).min(buf.len());
+    let find = |a: usize, b: usize| -> Vec<(usize, usize)> {
+        let hits = find_all(seams.det, &buf[a..b], seams.view);
+        hits.iter().map(|h| (a + h.start, a + h.end)).collect()
+    };
+    let whole = find(from, to);
+    if whole.is_empty() {
+        return None;
+    }
+    let mut apart = find(from, cut);
+    apart.extend(find(cut, to));
+    whole
+        .into_iter()
+        .filter(|h| !apart.contains(h))
+        .map(|(_, end)| end.max(cut + 1))
+        .max()
+}
+
+/// [`next_cut`] before it is mended.
+fn first_cut(
     reader: &mut impl Read,
     buf: &mut Vec<u8>,
     eof: &mut bool,
@@ -1290,7 +1404,8 @@ fn scan_text_with(
         pending: Vec::new(),
         bytes: 0,
     };
-    for_each_chunk_cut(reader, cuts, |chunk: &[u8]| {
+    let seams = Some(Seams { det, view });
+    for_each_chunk_cut(reader, cuts, seams, |chunk: &[u8]| {
         if cuts == Cuts::Content {
             batch.push(chunk, out, memo);
             if batch.bytes >= Batch::BYTES {

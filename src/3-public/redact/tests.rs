@@ -443,15 +443,20 @@ fn chunks_pulled_one_by_one_are_the_chunks_fed() {
         text.extend_from_slice(b"word ");
     }
     text.extend_from_slice(b"\nlast line\n");
+    let det = Detector::builtin();
+    let seams = Some(scan::Seams {
+        det: &det,
+        view: scan::View::Plain,
+    });
     let mut fed: Vec<Vec<u8>> = Vec::new();
-    scan::for_each_chunk(&text[..], |c| {
+    scan::for_each_chunk(&text[..], seams, |c| {
         fed.push(c.to_vec());
         Ok(())
     })
     .unwrap();
     assert!(fed.len() >= 3, "{} chunks", fed.len());
     let mut pulled: Vec<Vec<u8>> = Vec::new();
-    let mut chunks = scan::Chunks::with_buffer(&text[..], Vec::new());
+    let mut chunks = scan::Chunks::with_buffer(&text[..], Vec::new(), seams);
     // Hand back a used buffer, full of other bytes, each time.
     let mut spare = vec![b'z'; 1000];
     while let Some(c) = chunks.next_chunk(spare).unwrap() {
@@ -465,6 +470,172 @@ fn chunks_pulled_one_by_one_are_the_chunks_fed() {
         s.contains("-----BEGIN RSA") && s.contains("-----END RSA")
     });
     assert!(pem_whole);
+}
+
+/// Chunks of `text` as [`scan::for_each_chunk`] cuts them, with seams of
+/// the built-in detector or without.
+fn chunked(text: &[u8], view: scan::View, mended: bool) -> Vec<Vec<u8>> {
+    let det = Detector::builtin();
+    let seams = mended.then_some(scan::Seams { det: &det, view });
+    let mut chunks = Vec::new();
+    scan::for_each_chunk(text, seams, |c| {
+        chunks.push(c.to_vec());
+        Ok(())
+    })
+    .unwrap();
+    chunks
+}
+
+/// Every finding of the chunks, searched one by one, as (offset in the
+/// whole text, length).
+fn found_in_chunks(chunks: &[Vec<u8>], view: scan::View) -> Vec<(usize, usize)> {
+    let det = Detector::builtin();
+    let mut at = 0;
+    let mut found = Vec::new();
+    for c in chunks {
+        for h in scan::find_all(&det, c, view) {
+            found.push((at + h.start, h.end - h.start));
+        }
+        at += c.len();
+    }
+    found
+}
+
+/// A value a cut would split (a key at the end of one chunk, its value
+/// on the next line; a value in a line too long to end within a chunk,
+/// cut at a space; the same behind Markdown escapes) lies whole in one
+/// chunk once cuts are mended, so the chunks searched one by one find what
+/// one search of the whole text finds. Without seams the cut splits it and
+/// neither chunk finds it (the gap this closes).
+#[test]
+fn a_value_a_cut_would_split_is_kept_in_one_chunk() {
+    let filler = |text: &mut Vec<u8>, upto: usize| {
+        while text.len() + 64 <= upto {
+            text.extend_from_slice(&[b'x'; 63]);
+            text.push(b'\n');
+        }
+        let pad = upto - text.len();
+        text.extend(std::iter::repeat_n(b'y', pad.saturating_sub(1)));
+        if pad > 0 {
+            text.push(b'\n');
+        }
+    };
+    let cases: [(&str, scan::View, &[u8], &[u8]); 3] = [
+        (
+            "next line",
+            scan::View::Plain,
+            b"api_token:\n",
+            b"  Zq8vLm3pRt7wXy2KabcdefGH\n",
+        ),
+        ("long line", scan::View::Plain, b"", b""),
+        (
+            "escaped",
+            scan::View::Markdown,
+            b"api\\_token:\n",
+            b"  Zq8vLm3pRt7wXy2Kabc\n",
+        ),
+    ];
+    for (name, view, key, value) in cases {
+        let mut text = Vec::new();
+        if name == "long line" {
+            // One line longer than a chunk: its last space before the
+            // chunk's end falls between `password:` and the value.
+            let key = b" password: ";
+            text.resize(scan::CHUNK - 4 - key.len(), b'w');
+            text.extend_from_slice(key);
+            text.extend_from_slice(b"hunter2hunter2xyz and more words after it");
+            text.resize(scan::CHUNK + 8192, b'v');
+            text.extend_from_slice(b" end\n");
+        } else {
+            // The key's line ends 5 bytes before the chunk's end.
+            filler(&mut text, scan::CHUNK - 5 - key.len());
+            text.extend_from_slice(key);
+            text.extend_from_slice(value);
+        }
+        for _ in 0..1000 {
+            text.extend_from_slice(b"2026 step ok\n");
+        }
+        let det = Detector::builtin();
+        let whole: Vec<(usize, usize)> = scan::find_all(&det, &text, view)
+            .iter()
+            .map(|h| (h.start, h.end - h.start))
+            .collect();
+        assert_eq!(whole.len(), 1, "{name}: {whole:?}");
+        let plain = chunked(&text, view, false);
+        assert!(plain.len() >= 2, "{name}: {} chunks", plain.len());
+        assert_ne!(
+            found_in_chunks(&plain, view),
+            whole,
+            "{name}: no gap to close"
+        );
+        let mended = chunked(&text, view, true);
+        assert!(mended.concat() == text, "{name}");
+        assert_eq!(found_in_chunks(&mended, view), whole, "{name}");
+    }
+}
+
+/// Mended cuts are the cuts made without seams wherever no value crosses
+/// them, and a value longer than a chunk's slack is not followed further
+/// (memory stays bounded): its first characters, after its key, are
+/// still found in the chunk before the cut.
+#[test]
+fn cuts_move_only_for_values_and_only_so_far() {
+    let mut text = Vec::new();
+    while text.len() < 3 * scan::CHUNK {
+        text.extend_from_slice(b"2026 step ok peer 10.1.2.3 answered\n");
+    }
+    let view = scan::View::Plain;
+    let lengths =
+        |mended| -> Vec<usize> { chunked(&text, view, mended).iter().map(Vec::len).collect() };
+    assert_eq!(lengths(true), lengths(false));
+
+    let mut long = Vec::new();
+    long.resize(scan::CHUNK - 20, b'w');
+    long.extend_from_slice(b" password: ");
+    long.resize(3 * scan::CHUNK, b'v');
+    long.extend_from_slice(b" end\n");
+    let chunks = chunked(&long, view, true);
+    assert!(chunks.concat() == long);
+    assert!(
+        chunks.iter().all(|c| c.len() <= 2 * scan::CHUNK),
+        "a chunk ran on"
+    );
+    // The value starts right after `password: `, before the cut.
+    let found = found_in_chunks(&chunks, view);
+    assert_eq!(
+        found.first().map(|f| f.0),
+        Some(scan::CHUNK - 9),
+        "{found:?}"
+    );
+}
+
+/// The preview's scan of large files cuts them by content, at lines
+/// chosen by their bytes: keys alone on their line, each value on the
+/// next, are each found once, whichever of those lines a cut follows.
+#[test]
+fn content_cuts_keep_a_key_and_its_value_together() {
+    let (dir, path, _) = repeated_rows("seams", b"", 0);
+    let path = path.with_file_name("keys.log");
+    let mut text = Vec::new();
+    let mut pairs = 0;
+    while text.len() < 3 << 20 {
+        let pair = format!("run{pairs:08}_api_token:\n  Zq8vLm{pairs:08}RtXyab\n");
+        text.extend_from_slice(pair.as_bytes());
+        pairs += 1;
+    }
+    std::fs::write(&path, &text).unwrap();
+    let builtin = Detector::builtin();
+    let fp: std::sync::Arc<str> = builtin.fingerprint().into();
+    let memo = scan::CleanChunks::default();
+    let batched = scan::scan_file_remembered(&builtin, &path, (&memo, &fp)).unwrap();
+    let whole = scan::scan_file(&builtin, &path).unwrap();
+    let at = |s: &scan::Scanned| -> Vec<(usize, usize)> {
+        s.hits.iter().map(|(l, c, _)| (*l, *c)).collect()
+    };
+    assert_eq!(whole.hits.len(), pairs);
+    assert_eq!(batched.hits.len(), pairs, "a cut hid some values");
+    assert!(at(&batched) == at(&whole), "found at other places");
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// Rewinding to a mark forgets exactly the values numbered since, and
