@@ -324,40 +324,46 @@ fn a_value_split_by_a_chunk_cut_is_redacted_whole() {
 /// (`api_token:` then the token, indented, as YAML and many logs write
 /// it): found by `exhibit scan` at the value's line and column, as in a
 /// small file, and redacted by a build on any thread count. Cutting at
-/// the line break between them hid the value from both.
+/// the line break between them hid the value from both. The key's line
+/// ends 5 bytes before the first chunk's end, then exactly at it (where
+/// the first read stops).
 #[test]
 fn a_key_and_its_value_either_side_of_a_chunk_cut_are_found_and_redacted() {
-    let dir = fixture("minimal");
-    let mut log = Vec::new();
-    let key = b"api_token:\n";
-    // The key's line ends 5 bytes before the first chunk's end.
-    while log.len() + 64 <= EDGE - 5 - key.len() {
-        log.extend_from_slice(LINE);
-    }
-    log.resize(EDGE - 6 - key.len(), b'x');
-    log.push(b'\n');
-    log.extend_from_slice(key);
-    log.extend_from_slice(b"  Zq8vLm3pRt7wXy2KabcdefGH\n");
-    while log.len() < 6 << 20 {
-        log.extend_from_slice(LINE);
-    }
-    std::fs::write(dir.join("artifacts/big.log"), &log).unwrap();
-    seal(&dir);
+    for gap in [5, 0] {
+        let dir = fixture("minimal");
+        let mut log = Vec::new();
+        let key = b"api_token:\n";
+        while log.len() + 64 <= EDGE - gap - key.len() {
+            log.extend_from_slice(LINE);
+        }
+        log.resize(EDGE - gap - 1 - key.len(), b'x');
+        log.push(b'\n');
+        log.extend_from_slice(key);
+        log.extend_from_slice(b"  Zq8vLm3pRt7wXy2KabcdefGH\n");
+        while log.len() < 6 << 20 {
+            log.extend_from_slice(LINE);
+        }
+        std::fs::write(dir.join("artifacts/big.log"), &log).unwrap();
+        seal(&dir);
 
-    let o = run(exhibit().arg("scan").arg(dir.join("artifacts/big.log")));
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let found = stdout(&o);
-    assert!(found.contains(":3: credential"), "{found}");
-    let at = found
-        .split(':')
-        .nth(1)
-        .and_then(|l| l.parse::<usize>().ok());
-    let value_line = log[..EDGE].iter().filter(|&&b| b == b'\n').count() + 1;
-    assert_eq!(at, Some(value_line), "{found}");
+        let o = run(exhibit().arg("scan").arg(dir.join("artifacts/big.log")));
+        assert_eq!(o.status.code(), Some(1), "gap {gap}: {}", stderr(&o));
+        let found = stdout(&o);
+        assert!(found.contains(":3: credential"), "gap {gap}: {found}");
+        let at = found
+            .split(':')
+            .nth(1)
+            .and_then(|l| l.parse::<usize>().ok());
+        let value_line = log[..EDGE].iter().filter(|&&b| b == b'\n').count() + 1;
+        assert_eq!(at, Some(value_line), "gap {gap}: {found}");
 
-    let (_, copy) = built_on_one_and_two_threads(&dir);
-    assert!(copy.contains("\napi_token:\n  [credential-1]\n"));
-    assert!(!copy.contains("Zq8vLm3pRt7wXy2K"));
+        let (_, copy) = built_on_one_and_two_threads(&dir);
+        assert!(
+            copy.contains("\napi_token:\n  [credential-1]\n"),
+            "gap {gap}"
+        );
+        assert!(!copy.contains("Zq8vLm3pRt7wXy2K"), "gap {gap}");
+    }
 }
 
 /// The copy's hash starts at the first chunk redaction changes, from the

@@ -150,32 +150,43 @@ impl<'d, R: Read> Chunks<'d, R> {
 /// Fill `buf` from `reader` as far as the next chunk needs and say where
 /// that chunk ends (`None` when nothing is left): at a line break, or,
 /// to keep an unterminated PEM block whole, after it; given `seams`, then
-/// moved past any value crossing it ([`mend_cut`]).
+/// moved past any value crossing it ([`mend_cut`]), and kept out of a PEM
+/// block again wherever that moved it.
 fn next_cut(
     reader: &mut impl Read,
     buf: &mut Vec<u8>,
     eof: &mut bool,
     (cuts, seams): (Cuts, Option<Seams>),
 ) -> Result<Option<usize>> {
-    let cut = first_cut(reader, buf, eof, cuts)?;
-    match (cut, seams) {
-        (Some(cut), Some(seams)) if cut < buf.len() => {
-            mend_cut(reader, (buf, eof), cuts.size(), seams, cut).map(Some)
+    let Some(mut cut) = first_cut(reader, buf, eof, cuts)? else {
+        return Ok(None);
+    };
+    let Some(seams) = seams else {
+        return Ok(Some(cut));
+    };
+    // Each turn moves the cut on, never back: it ends.
+    loop {
+        let mended = mend_cut(reader, (buf, eof), cuts.size(), seams, cut)?;
+        let kept = keep_pem_whole(reader, (buf, eof), cuts.size(), mended, mended)?;
+        if kept == mended {
+            return Ok(Some(kept));
         }
-        _ => Ok(cut),
+        cut = kept;
     }
 }
 
-/// Move `cut` while it changes what is found: the text within [`SEAM`]
-/// bytes either side of it (reading on as far as that needs) is searched
-/// whole and as its two sides apart, and a value found only whole (a key
-/// before the cut and its value after it, or a value the cut splits)
-/// moves the cut to the line break after that value (or, in a line too
-/// long to end within reach, to the value's end), where it is checked
-/// again. A cut moves at most as far as a PEM block may run on
-/// ([`PEM_SLACK`] past the chunk's `size`), so memory stays bounded: a
-/// value longer than that, cut, is found in the chunk before from its
-/// start (a key and the first characters of its value), not whole.
+/// Move `cut` while it changes what is found: the text around it (from
+/// a line's start about [`SEAM`] bytes back, to [`SEAM`] bytes ahead,
+/// further while a value runs on to the window's end) is searched whole
+/// and as its two sides apart, and a value found only whole (a key before
+/// the cut and its value after it, or a value the cut splits) moves the
+/// cut to the line break after that value, or, in a line too long to end
+/// within reach, to the value's end; it is checked again there. At the
+/// stream's end nothing follows, so nothing is moved. What this cannot
+/// see: a value separated from its key by more than the window's reach
+/// of white space, and a value running on more than [`PEM_SLACK`] past
+/// the chunk's `size` (memory stays bounded): that one is found from its
+/// start, not whole.
 fn mend_cut(
     reader: &mut impl Read,
     (buf, eof): (&mut Vec<u8>, &mut bool),
@@ -184,18 +195,32 @@ fn mend_cut(
     mut cut: usize,
 ) -> Result<usize> {
     let limit = size + PEM_SLACK;
+    let mut ahead = SEAM;
     loop {
         // Block by block, as `first_cut` reads: the stream is read up to
         // the same offsets, so the cuts after this one fall where they
-        // would without it. A cut is within a block of the end of what
-        // was read, so this reads one block at most (`Chunks` buffers
-        // hold a chunk and two blocks).
-        while !*eof && buf.len() < cut + SEAM {
+        // would without it (a cut is within a block of the end of what
+        // was read, so one block is read at most where no value crosses
+        // it; `Chunks` buffers hold a chunk and two blocks).
+        while !*eof && buf.len() < cut + ahead {
             *eof = fill(reader, buf, BLOCK)?;
         }
-        let Some(end) = split_value(buf, cut, seams).filter(|&end| end <= limit) else {
+        if cut >= buf.len() {
+            return Ok(buf.len());
+        }
+        let to = (cut + ahead).min(buf.len());
+        let Some(end) = split_value(buf, cut, to, seams) else {
             return Ok(cut);
         };
+        // A value that runs to the window's end may run on past it.
+        let more = to < buf.len() || !*eof;
+        if end >= to && more && cut + ahead < limit {
+            ahead = (2 * ahead).min(limit - cut);
+            continue;
+        }
+        if end > limit {
+            return Ok(cut);
+        }
         let mut next = memchr::memchr(b'\n', &buf[end..]).map(|i| end + i + 1);
         while next.is_none() && !*eof && buf.len() < limit {
             let at = buf.len();
@@ -207,22 +232,19 @@ fn mend_cut(
             _ if *eof && buf.len() <= limit => buf.len(),
             _ => end,
         };
-        if cut >= buf.len() {
-            return Ok(buf.len());
-        }
+        ahead = SEAM;
     }
 }
 
 /// Where the values a cut at `cut` hides from a search of each side end
 /// (past the cut at least), if there are any: those found in the text
-/// around it searched whole and not in either side searched alone. The
-/// text starts at a line's start where one is near, so a search sees what
-/// comes before a value as a search of the whole chunk would.
-fn split_value(buf: &[u8], cut: usize, seams: Seams) -> Option<usize> {
+/// from about [`SEAM`] bytes before the cut to `to` searched whole and not
+/// in either side searched alone. The text starts at a line's start where
+/// one is near, so a search sees a line as a search of the chunk would.
+fn split_value(buf: &[u8], cut: usize, to: usize, seams: Seams) -> Option<usize> {
     let near = cut.saturating_sub(SEAM);
     let back = near.saturating_sub(SEAM);
     let from = memchr::memrchr(b'\n', &buf[back..near]).map_or(near, |i| back + i + 1);
-    let to = (cut + SEAM).min(buf.len());
     let find = |a: usize, b: usize| -> Vec<(usize, usize)> {
         let hits = find_all(seams.det, &buf[a..b], seams.view);
         hits.iter().map(|h| (a + h.start, a + h.end)).collect()
@@ -260,9 +282,20 @@ fn first_cut(
             return Ok(Some(cut));
         }
     }
-    let mut cut = cut_point(buf);
-    // Keep an unterminated PEM block for the next chunk, reading on
-    // until it ends (or the slack runs out).
+    let cut = cut_point(buf);
+    keep_pem_whole(reader, (buf, eof), size, cut, 0).map(Some)
+}
+
+/// `cut`, or, where it would leave a PEM block unterminated, a later one
+/// (reading on until the block ends, or the slack runs out), never before
+/// `floor`: the block goes whole into the next chunk or into this one.
+fn keep_pem_whole(
+    reader: &mut impl Read,
+    (buf, eof): (&mut Vec<u8>, &mut bool),
+    size: usize,
+    mut cut: usize,
+    floor: usize,
+) -> Result<usize> {
     while let Some(begin) = open_pem(&buf[..cut]) {
         if buf.len() >= size + PEM_SLACK || *eof {
             break;
@@ -271,10 +304,10 @@ fn first_cut(
         cut = if *eof {
             buf.len()
         } else {
-            cut_point(buf).max(begin)
+            cut_point(buf).max(begin).max(floor)
         };
     }
-    Ok(Some(cut))
+    Ok(cut)
 }
 
 /// Read up to `more` bytes from `reader` onto the end of `buf` (fewer

@@ -502,8 +502,10 @@ fn found_in_chunks(chunks: &[Vec<u8>], view: scan::View) -> Vec<(usize, usize)> 
 }
 
 /// A value a cut would split (a key at the end of one chunk, its value
-/// on the next line; a value in a line too long to end within a chunk,
-/// cut at a space; the same behind Markdown escapes) lies whole in one
+/// on the next line, also where the key's line ends exactly where the
+/// first read stops, and a value longer than the window looked at; a
+/// value in a line too long to end within a chunk, cut at a space; the
+/// same behind Markdown escapes) lies whole in one
 /// chunk once cuts are mended, so the chunks searched one by one find what
 /// one search of the whole text finds. Without seams the cut splits it and
 /// neither chunk finds it (the gap this closes).
@@ -520,12 +522,28 @@ fn a_value_a_cut_would_split_is_kept_in_one_chunk() {
             text.push(b'\n');
         }
     };
-    let cases: [(&str, scan::View, &[u8], &[u8]); 3] = [
+    // 10,000 characters, then more than a megabyte of words before the
+    // line ends: the cut cannot move to a line break within reach.
+    let words = b"w ".repeat(600_000);
+    let long_value = [b"  ".as_slice(), &[b'Z'; 10_000], b" ", &words, b"\n"].concat();
+    let cases: [(&str, scan::View, &[u8], &[u8]); 5] = [
         (
             "next line",
             scan::View::Plain,
             b"api_token:\n",
             b"  Zq8vLm3pRt7wXy2KabcdefGH\n",
+        ),
+        (
+            "at the edge",
+            scan::View::Plain,
+            b"api_token:\n",
+            b"  Zq8vLm3pRt7wXy2KabcdefGH\n",
+        ),
+        (
+            "longer than the window",
+            scan::View::Plain,
+            b"api_token:\n",
+            &long_value,
         ),
         ("long line", scan::View::Plain, b"", b""),
         (
@@ -546,6 +564,11 @@ fn a_value_a_cut_would_split_is_kept_in_one_chunk() {
             text.extend_from_slice(b"hunter2hunter2xyz and more words after it");
             text.resize(scan::CHUNK + 8192, b'v');
             text.extend_from_slice(b" end\n");
+        } else if name == "at the edge" {
+            // The key's line ends exactly where the first read stops.
+            filler(&mut text, scan::CHUNK - key.len());
+            text.extend_from_slice(key);
+            text.extend_from_slice(value);
         } else {
             // The key's line ends 5 bytes before the chunk's end.
             filler(&mut text, scan::CHUNK - 5 - key.len());
