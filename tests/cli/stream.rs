@@ -401,3 +401,27 @@ fn a_large_log_changed_only_at_its_end_lists_its_copys_own_hash() {
     let o = run(exhibit().arg("verify").arg(&out));
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
 }
+
+/// A line longer than a chunk is cut inside it: a value past the cut is
+/// reported at its own column of the line, counted from the line's start
+/// (it was counted from the chunk's), and a value on the next line at its
+/// column there.
+#[test]
+fn a_value_past_a_long_lines_cut_is_reported_at_its_column() {
+    let dir = scratch("long-line-column");
+    let mut log = vec![b'w'; EDGE + 1000];
+    log.extend_from_slice("é peer 10.1.2.3 end\nnext 10.4.5.6\n".as_bytes());
+    let path = dir.join("long.log");
+    std::fs::write(&path, &log).unwrap();
+    let o = run(exhibit().current_dir(&dir).arg("scan").arg("long.log"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // `é` is one character of two bytes.
+    let column = EDGE + 1000 + "é peer ".chars().count() + 1;
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "long.log:1:{column}: private-endpoint\nlong.log:2:6: private-endpoint\n\
+             2 findings in 1 of 1 file scanned\n"
+        )
+    );
+}

@@ -1014,7 +1014,7 @@ pub(crate) fn scan_bytes(det: &Detector, bytes: &[u8], view: View) -> Result<Sca
 
 /// What a scan finds in `bytes`, [`one_chunk`] of text, searched in place.
 fn scan_one_chunk(det: &Detector, bytes: &[u8], view: View) -> Scanned {
-    let (hits, _) = locate(bytes, find_all(det, bytes, view), 1);
+    let (hits, _) = locate(bytes, find_all(det, bytes, view), Spot::START);
     Scanned {
         hits,
         ..Scanned::default()
@@ -1432,7 +1432,7 @@ fn scan_text_with(
     let mut batch = Batch {
         view,
         member,
-        line: 1,
+        spot: Spot::START,
         at: 0,
         pending: Vec::new(),
         bytes: 0,
@@ -1457,8 +1457,9 @@ fn scan_text_with(
 struct Batch<'m> {
     view: View,
     member: Option<&'m str>,
-    /// The line the first pending chunk starts at.
-    line: usize,
+    /// Where the first pending chunk starts: a chunk cut inside a long
+    /// line starts at a column past the first.
+    spot: Spot,
     /// Where the next chunk read starts.
     at: u64,
     pending: Vec<Pending>,
@@ -1468,8 +1469,9 @@ struct Batch<'m> {
 
 /// A chunk read, in stream order.
 enum Pending {
-    /// Known clean to the memo: only its line breaks count.
-    Known { lines: usize },
+    /// Known clean to the memo: only how it moves the line and column on
+    /// counts.
+    Known { moves: Moves },
     /// To search in `view` (`as_text`: it reads as text).
     Search {
         bytes: Vec<u8>,
@@ -1486,7 +1488,7 @@ impl Batch<'_> {
     fn push(&mut self, chunk: &[u8], out: &mut Scanned, memo: &mut dyn Memo) {
         let pending = match self.how(chunk, out, memo) {
             None => Pending::Known {
-                lines: memchr::memchr_iter(b'\n', chunk).count(),
+                moves: Moves::of(chunk),
             },
             Some((view, as_text)) => {
                 self.bytes += chunk.len();
@@ -1513,7 +1515,7 @@ impl Batch<'_> {
             .collect();
         for (p, hits) in pending.into_iter().zip(found) {
             match p {
-                Pending::Known { lines } => self.line += lines,
+                Pending::Known { moves } => self.spot = self.spot.moved(moves),
                 Pending::Search { bytes, as_text, .. } => {
                     self.place(&bytes, hits, as_text, out, memo);
                 }
@@ -1525,7 +1527,7 @@ impl Batch<'_> {
     /// Search `chunk` (the next one read) in place and report it.
     fn search_one(&mut self, det: &Detector, chunk: &[u8], out: &mut Scanned, memo: &mut dyn Memo) {
         match self.how(chunk, out, memo) {
-            None => self.line += memchr::memchr_iter(b'\n', chunk).count(),
+            None => self.spot = self.spot.moved(Moves::of(chunk)),
             Some((view, as_text)) => {
                 let hits = find_all(det, chunk, view);
                 self.place(chunk, hits, as_text, out, memo);
@@ -1566,7 +1568,7 @@ impl Batch<'_> {
         if as_text && hits.is_empty() {
             memo.found_clean(chunk);
         }
-        let (located, next) = locate(chunk, hits, self.line);
+        let (located, next) = locate(chunk, hits, self.spot);
         match self.member {
             None => out.hits.extend(located),
             Some(m) => out.inner.extend(
@@ -1575,24 +1577,78 @@ impl Batch<'_> {
                     .map(|(l, c, h)| (m.to_string(), l, c, h.category)),
             ),
         }
-        self.line = next;
+        self.spot = next;
     }
 }
 
-/// Line and column (1-based, in characters) of each hit, and the line
-/// after `bytes`; `line` is the line the text starts on.
+/// Where a text starts in the stream it was cut from: its line (from 1),
+/// and how many characters come before it on that line (a chunk cut
+/// inside a long line starts past the line's first column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Spot {
+    line: usize,
+    before: usize,
+}
+
+impl Spot {
+    pub(crate) const START: Spot = Spot { line: 1, before: 0 };
+
+    /// Where a text that `moves` this one on ends.
+    fn moved(self, m: Moves) -> Spot {
+        match m.lines {
+            0 => Spot {
+                line: self.line,
+                before: self.before + m.tail,
+            },
+            n => Spot {
+                line: self.line + n,
+                before: m.tail,
+            },
+        }
+    }
+}
+
+/// How a text moves a [`Spot`] on: the line breaks it holds, and the
+/// characters after the last one (all of them, without one).
+#[derive(Debug, Clone, Copy)]
+struct Moves {
+    lines: usize,
+    tail: usize,
+}
+
+impl Moves {
+    fn of(bytes: &[u8]) -> Moves {
+        match memchr::memrchr(b'\n', bytes) {
+            Some(last) => Moves {
+                lines: memchr::memchr_iter(b'\n', bytes).count(),
+                tail: chars(&bytes[last + 1..]),
+            },
+            None => Moves {
+                lines: 0,
+                tail: chars(bytes),
+            },
+        }
+    }
+}
+
+/// The characters of `s`: the bytes that start one (`s` is read as
+/// UTF-8; cuts fall between characters).
+fn chars(s: &[u8]) -> usize {
+    s.iter().filter(|&&b| b & 0xC0 != 0x80).count()
+}
+
+/// Line and column (1-based, in characters) of each hit, and where the
+/// text after `bytes` starts; `start` is where `bytes` start.
 pub(crate) fn locate(
     bytes: &[u8],
     hits: Vec<Hit>,
-    mut line: usize,
-) -> (Vec<(usize, usize, Hit)>, usize) {
+    start: Spot,
+) -> (Vec<(usize, usize, Hit)>, Spot) {
     let mut out = Vec::with_capacity(hits.len());
     // The column is counted on from the previous hit, never again from the
     // line's start: one long line of many hits stays linear. Line breaks
     // are counted with memchr, characters only on the hit's own line.
-    // `bytes` come from a `str`, so characters are the bytes that start one.
-    let chars = |s: &[u8]| s.iter().filter(|&&b| b & 0xC0 != 0x80).count();
-    let (mut at, mut column) = (0, 1);
+    let (mut at, mut line, mut column) = (0, start.line, 1 + start.before);
     for h in hits {
         let gap = &bytes[at..h.start];
         match memchr::memrchr(b'\n', gap) {
@@ -1605,8 +1661,11 @@ pub(crate) fn locate(
         at = h.start;
         out.push((line, column, h));
     }
-    let after = line + memchr::memchr_iter(b'\n', &bytes[at..]).count();
-    (out, after)
+    let here = Spot {
+        line,
+        before: column - 1,
+    };
+    (out, here.moved(Moves::of(&bytes[at..])))
 }
 
 pub(crate) fn scan_file_named(det: &Detector, reader: impl Read, path: &Path) -> Result<Scanned> {
