@@ -26,6 +26,12 @@ const BLOCK: usize = 64 << 10;
 /// How far on either side of a cut a value crossing it is looked for
 /// ([`mend_cut`]).
 const SEAM: usize = 4 << 10;
+/// How many times one cut is moved past a value at most ([`mend_cut`]):
+/// each move searches about three seams again, so a chain of lines each
+/// the value of the key before it and the key of the value after it
+/// (only a hostile file is written so) costs a bounded search per chunk,
+/// not one per line up to the slack.
+const MAX_MOVES: usize = 64;
 
 /// What a cut must not split: the values `det` finds in `view`. Chunks are
 /// searched one by one, so a value a cut splits (`api_key:` at the end of
@@ -184,9 +190,10 @@ fn next_cut(
 /// within reach, to the value's end; it is checked again there. At the
 /// stream's end nothing follows, so nothing is moved. What this cannot
 /// see: a value separated from its key by more than the window's reach
-/// of white space, and a value running on more than [`PEM_SLACK`] past
-/// the chunk's `size` (memory stays bounded): that one is found from its
-/// start, not whole.
+/// of white space, a value running on more than [`PEM_SLACK`] past the
+/// chunk's `size` (memory stays bounded: that one is found from its
+/// start, not whole), and a value crossing a cut already moved
+/// [`MAX_MOVES`] times.
 fn mend_cut(
     reader: &mut impl Read,
     (buf, eof): (&mut Vec<u8>, &mut bool),
@@ -196,6 +203,7 @@ fn mend_cut(
 ) -> Result<usize> {
     let limit = size + PEM_SLACK;
     let mut ahead = SEAM;
+    let mut moves = 0;
     loop {
         // Block by block, as `first_cut` reads: the stream is read up to
         // the same offsets, so the cuts after this one fall where they
@@ -218,9 +226,10 @@ fn mend_cut(
             ahead = (2 * ahead).min(limit - cut);
             continue;
         }
-        if end > limit {
+        if end > limit || moves == MAX_MOVES {
             return Ok(cut);
         }
+        moves += 1;
         let mut next = memchr::memchr(b'\n', &buf[end..]).map(|i| end + i + 1);
         while next.is_none() && !*eof && buf.len() < limit {
             let at = buf.len();
@@ -253,11 +262,13 @@ fn split_value(buf: &[u8], cut: usize, to: usize, seams: Seams) -> Option<usize>
     if whole.is_empty() {
         return None;
     }
+    // In order: each side's spans are, and the right side's follow the
+    // left's.
     let mut apart = find(from, cut);
     apart.extend(find(cut, to));
     whole
         .into_iter()
-        .filter(|h| !apart.contains(h))
+        .filter(|h| apart.binary_search(h).is_err())
         .map(|(_, end)| end.max(cut + 1))
         .max()
 }

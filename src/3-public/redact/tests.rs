@@ -632,6 +632,29 @@ fn cuts_move_only_for_values_and_only_so_far() {
     );
 }
 
+/// Lines each ending in a key whose value starts the next line: no line
+/// break among them may be cut without splitting a value, so a cut there
+/// is moved a bounded number of times (each move searches the text
+/// around it again), not line by line up to the slack.
+#[test]
+fn a_chain_of_keys_and_values_moves_a_cut_a_bounded_number_of_times() {
+    let mut text = Vec::new();
+    let mut n = 0u32;
+    while text.len() < scan::CHUNK - (64 << 10) {
+        text.extend_from_slice(b"2026 step ok\n");
+    }
+    while text.len() < scan::CHUNK + (2 << 20) {
+        text.extend_from_slice(format!("  V{n:08} api_token:\n").as_bytes());
+        n += 1;
+    }
+    text.extend_from_slice(b"end\n");
+    let chunks = chunked(&text, scan::View::Plain, true);
+    assert!(chunks.concat() == text);
+    let first = chunks[0].len();
+    assert!(first > scan::CHUNK - (64 << 10), "{first}");
+    assert!(first < scan::CHUNK + (128 << 10), "moved {first} bytes on");
+}
+
 /// The preview's scan of large files cuts them by content, at lines
 /// chosen by their bytes: keys alone on their line, each value on the
 /// next, are each found once, whichever of those lines a cut follows.
