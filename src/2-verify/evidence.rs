@@ -262,64 +262,95 @@ pub(crate) fn campaign_options(dir: &Path) -> Options<'static> {
 /// nor to be reported (the manifest itself).
 pub(crate) fn verify(
     dir: &Path,
-    manifest: Manifest,
+    (manifest, disk): (Manifest, Disk),
     exclude: &[&str],
     opts: &Options,
 ) -> crate::error::Result<Evidence> {
     let keep_none = std::sync::atomic::AtomicU64::new(0);
-    verify_with(dir, manifest, exclude, &keep_none, opts)
+    verify_with(dir, (manifest, disk), exclude, &keep_none, opts)
+}
+
+/// What is on disk under `dir` ([`walk`], or the preview's kept listing).
+pub(crate) fn list(dir: &Path, opts: &Options) -> crate::error::Result<Disk> {
+    match opts.listings {
+        Some(kept) => kept.walk(dir, opts),
+        None => walk(dir, opts),
+    }
+}
+
+/// The manifest `load` reads and the listing of `dir`, made at once (the
+/// load reads one file, the walk the folders): what [`verify_with`]
+/// checks. An error of the load is the one reported when both fail, as
+/// when they ran one after the other.
+pub(crate) fn load_and_list(
+    dir: &Path,
+    opts: &Options,
+    load: impl FnOnce() -> crate::error::Result<Manifest> + Send,
+) -> crate::error::Result<(Manifest, Disk)> {
+    let (manifest, disk) = rayon::join(load, || list(dir, opts));
+    Ok((manifest?, disk?))
 }
 
 /// Every listed file judged against its entry, every unlisted one
 /// reported, and those on disk hashed, keeping small files' bytes while
-/// `budget` (bytes, shared by every campaign of a build) lasts.
+/// `budget` (bytes, shared by every campaign of a build) lasts. `disk` is
+/// what [`list`] found under `dir`.
 pub(crate) fn verify_with(
     dir: &Path,
-    manifest: Manifest,
+    (manifest, mut disk): (Manifest, Disk),
     exclude: &[&str],
     budget: &std::sync::atomic::AtomicU64,
     opts: &Options,
 ) -> crate::error::Result<Evidence> {
-    let mut disk = match opts.listings {
-        Some(kept) => kept.walk(dir, opts)?,
-        None => walk(dir, opts)?,
-    };
     add_listed_only(dir, &manifest, opts, &mut disk)?;
     let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
     for e in &manifest.entries {
         counts.entry(e.path.as_str()).or_default().push(e);
     }
-    let mut files: Vec<FileCheck> = Vec::with_capacity(counts.len() + disk.len());
-    let mut to_hash: Vec<usize> = Vec::with_capacity(files.capacity());
-    let mut listed = Listed {
+    let listed = Listed {
         manifest: &manifest,
         disk: &disk,
         counts: &counts,
-        by_case: None,
+        by_case: std::sync::OnceLock::new(),
     };
-    for (path, entries) in &counts {
-        let check = listed.check(path, entries);
-        if check.verdict == Verdict::Ok {
+    // Each name judged on every core; a check that comes out `true` is of
+    // a file on disk to hash.
+    let listed: Vec<(FileCheck, bool)> = counts
+        .par_iter()
+        .map(|(path, entries)| listed.check(path, entries))
+        .map(|check| {
+            let hash = check.verdict == Verdict::Ok;
+            (check, hash)
+        })
+        .collect();
+    let unlisted: Vec<(FileCheck, bool)> = disk
+        .par_iter()
+        .filter(|(path, (kind, _))| {
+            !(counts.contains_key(path.as_str())
+                || exclude.contains(&path.as_str())
+                || *kind == Kind::Dir)
+        })
+        .map(|(path, (kind, detail))| {
+            let check = unlisted(path, *kind, detail);
+            let hash = check.verdict == Verdict::Unlisted && *kind == Kind::File;
+            (check, hash)
+        })
+        .collect();
+    let mut files: Vec<FileCheck> = Vec::with_capacity(listed.len() + unlisted.len());
+    let mut to_hash: Vec<usize> = Vec::with_capacity(files.capacity());
+    for (check, hash) in listed.into_iter().chain(unlisted) {
+        if hash {
             to_hash.push(files.len());
         }
         files.push(check);
     }
-    for (path, (kind, detail)) in &disk {
-        if counts.contains_key(path.as_str())
-            || exclude.contains(&path.as_str())
-            || *kind == Kind::Dir
-        {
-            continue;
-        }
-        let check = unlisted(path, *kind, detail);
-        if check.verdict == Verdict::Unlisted && *kind == Kind::File {
-            to_hash.push(files.len());
-        }
-        files.push(check);
-    }
-    let (kept, deferred) = hash_all(dir, &mut files, &to_hash, budget, opts);
+    // Names that fold alike are found while the files are hashed.
+    let ((kept, deferred), alike) = rayon::join(
+        || hash_all(dir, &mut files, &to_hash, budget, opts),
+        || lookalikes(&disk, &counts),
+    );
     note_renames(&mut files);
-    refuse_lookalikes(&mut files, &disk, &counts);
+    refuse_lookalikes(&mut files, alike);
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Evidence {
         dir: dir.to_path_buf(),
@@ -370,13 +401,13 @@ struct Listed<'a> {
     disk: &'a Disk,
     counts: &'a BTreeMap<&'a str, Vec<&'a crate::manifest::Entry>>,
     /// Disk names by lower case, made when a file is first found missing.
-    by_case: Option<std::collections::HashMap<String, Vec<&'a String>>>,
+    by_case: std::sync::OnceLock<std::collections::HashMap<String, Vec<&'a String>>>,
 }
 
 impl Listed<'_> {
     /// A listed file's check: a verdict other than ok is final; ok means
     /// it is a file on disk, to be hashed.
-    fn check(&mut self, path: &str, entries: &[&crate::manifest::Entry]) -> FileCheck {
+    fn check(&self, path: &str, entries: &[&crate::manifest::Entry]) -> FileCheck {
         let first = entries[0];
         let mut check = FileCheck {
             path: path.to_string(),
@@ -410,7 +441,7 @@ impl Listed<'_> {
     }
 
     /// What is on disk at a listed path.
-    fn on_disk(&mut self, path: &str) -> (Verdict, Option<String>) {
+    fn on_disk(&self, path: &str) -> (Verdict, Option<String>) {
         match self.disk.get(path).map(|(k, _)| *k) {
             None => (Verdict::Missing, self.other_case(path)),
             Some(Kind::Dir) => (
@@ -434,9 +465,9 @@ impl Listed<'_> {
     }
 
     /// A missing file's unlisted namesake but for case, if any.
-    fn other_case(&mut self, path: &str) -> Option<String> {
+    fn other_case(&self, path: &str) -> Option<String> {
         let disk = self.disk;
-        let by_case = self.by_case.get_or_insert_with(|| {
+        let by_case = self.by_case.get_or_init(|| {
             let mut m: std::collections::HashMap<String, Vec<&String>> =
                 std::collections::HashMap::new();
             for k in disk.keys() {
@@ -583,32 +614,24 @@ fn judge(f: &mut FileCheck, sha: &str, bytes: u64) {
 const SYMLINK_INSIDE: &str =
     "symlink inside the folder; list it in campaign.json's `symlinks` to publish a copy";
 
+/// The names on disk and the names in the manifest that fold alike
+/// ([`alike`]). Names on disk are grouped apart from names in the
+/// manifest: a manifest's `notes.md` beside a disk's `Notes.md` is a
+/// rename (missing plus unlisted, noted as such), not two files.
+fn lookalikes<'a>(
+    disk: &'a BTreeMap<String, (Kind, Option<String>)>,
+    listed: &BTreeMap<&'a str, Vec<&crate::manifest::Entry>>,
+) -> Vec<Vec<&'a str>> {
+    let mut groups = alike(disk.keys().map(String::as_str), disk.len());
+    groups.extend(alike(listed.keys().copied(), listed.len()));
+    groups
+}
+
 /// Names that a case-insensitive or normalising disk (or archive) takes
-/// for one are refused, each naming the others: which file a reader gets
-/// would depend on where the site is unpacked. Folders count too.
-fn refuse_lookalikes(
-    files: &mut Vec<FileCheck>,
-    disk: &BTreeMap<String, (Kind, Option<String>)>,
-    listed: &BTreeMap<&str, Vec<&crate::manifest::Entry>>,
-) {
-    // Names on disk are grouped apart from names in the manifest: a
-    // manifest's `notes.md` beside a disk's `Notes.md` is a rename (missing
-    // plus unlisted, noted as such), not two files.
-    let mut groups: Vec<Vec<&str>> = Vec::new();
-    for names in [
-        disk.keys().map(String::as_str).collect::<Vec<_>>(),
-        listed.keys().copied().collect(),
-    ] {
-        // Each list is sorted and without repeats, so each group is too.
-        let mut by_fold: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-        for name in names {
-            by_fold
-                .entry(crate::campaign::fold_name(name))
-                .or_default()
-                .push(name);
-        }
-        groups.extend(by_fold.into_values().filter(|g| g.len() > 1));
-    }
+/// for one ([`lookalikes`]) are refused, each naming the others: which
+/// file a reader gets would depend on where the site is unpacked.
+/// Folders count too.
+fn refuse_lookalikes(files: &mut Vec<FileCheck>, groups: Vec<Vec<&str>>) {
     if groups.is_empty() {
         return; // the usual case: no index of the files is needed
     }
@@ -667,6 +690,40 @@ fn refuse_lookalikes(
             files[i].bytes = None;
         }
     }
+}
+
+/// The names of `names` (sorted, without repeats) that fold alike
+/// ([`crate::campaign::fold_name`]), in groups of two or more, each
+/// sorted. A name that is its own fold (lower-case ASCII, most of them)
+/// is looked up as it is, without a folded copy.
+fn alike<'a>(names: impl Iterator<Item = &'a str>, count: usize) -> Vec<Vec<&'a str>> {
+    use std::borrow::Cow;
+    let mut first: std::collections::HashMap<Cow<'a, str>, (&'a str, Option<usize>)> =
+        std::collections::HashMap::with_capacity(count);
+    let mut groups: Vec<Vec<&'a str>> = Vec::new();
+    for name in names {
+        let folded = if name
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+        {
+            Cow::Borrowed(name)
+        } else {
+            Cow::Owned(crate::campaign::fold_name(name))
+        };
+        match first.entry(folded) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert((name, None));
+            }
+            std::collections::hash_map::Entry::Occupied(mut o) => match o.get().1 {
+                Some(g) => groups[g].push(name),
+                None => {
+                    o.get_mut().1 = Some(groups.len());
+                    groups.push(vec![o.get().0, name]);
+                }
+            },
+        }
+    }
+    groups
 }
 
 /// An unlisted file with the content of a missing one was probably renamed.

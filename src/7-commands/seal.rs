@@ -27,7 +27,8 @@ pub fn seal(dir: &Path, update: bool) -> Result<SealReport> {
     let (format, name) = (listed.format, listed.name.clone());
     let budget = std::sync::atomic::AtomicU64::new(evidence::KEEP_TOTAL);
     let opts = evidence::campaign_options(dir);
-    let ev = evidence::verify_with(dir, listed, &[name.as_str()], &budget, &opts)?;
+    let disk = evidence::list(dir, &opts)?;
+    let ev = evidence::verify_with(dir, (listed, disk), &[name.as_str()], &budget, &opts)?;
     refuse_unsealable(dir, &ev)?;
     let changes = changes(&ev);
     let path = dir.join(&name);

@@ -83,14 +83,14 @@ pub(crate) fn verify(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
         return Ok(vec![published(path, pin_for(pins, &id, 1))?]);
     }
     if has(manifest::JSON_NAME) || has(manifest::SUMS_NAME) {
-        let m = manifest::load(path)?;
-        let name = m.name.clone();
         let opts = evidence::campaign_options(path);
+        let (m, disk) = evidence::load_and_list(path, &opts, || manifest::load(path))?;
+        let name = m.name.clone();
         let id = crate::campaign::load(path)
             .map(|c| c.meta.id)
             .unwrap_or_else(|_| folder_name(path));
         check_pins(pins, std::slice::from_ref(&id))?;
-        let mut ev = evidence::verify(path, m, &[name.as_str()], &opts)?;
+        let mut ev = evidence::verify(path, (m, disk), &[name.as_str()], &opts)?;
         if let Some(pin) = pin_for(pins, &id, 1) {
             if ev.manifest.sha256 != pin.sha256 {
                 ev.files.push(evidence::FileCheck {
@@ -148,7 +148,8 @@ fn site(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
         listed_only: campaigns.clone(),
         ..Default::default()
     };
-    let root = evidence::verify(path, m, &[manifest::SUMS_NAME], &opts)?;
+    let disk = evidence::list(path, &opts)?;
+    let root = evidence::verify(path, (m, disk), &[manifest::SUMS_NAME], &opts)?;
     let mut dirs: Vec<_> = std::fs::read_dir(path)
         .map_err(|e| crate::error::Error::failed("list", path, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -175,8 +176,10 @@ fn site(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
 /// With a `pin`, the source manifest's hash that the build recorded in
 /// audit.json must be the pinned one.
 fn published(dir: &Path, pin: Option<&Pin>) -> Result<Evidence> {
-    let m = manifest::load_file(&dir.join(manifest::SUMS_NAME), Format::Sha256sums)?;
-    let mut ev = evidence::verify(dir, m, &[manifest::SUMS_NAME], &Default::default())?;
+    let opts = evidence::Options::default();
+    let load = || manifest::load_file(&dir.join(manifest::SUMS_NAME), Format::Sha256sums);
+    let listed = evidence::load_and_list(dir, &opts, load)?;
+    let mut ev = evidence::verify(dir, listed, &[manifest::SUMS_NAME], &opts)?;
     let audit_path = dir.join(crate::layout::AUDIT);
     let text = crate::fsx::read_to_string(&audit_path)?;
     let audit: AuditFiles = serde_json::from_str(&text)
@@ -351,10 +354,11 @@ pub(crate) fn against_sealed(site: &Path, sealed: &Path, key: &Key) -> Result<Ev
         );
     }
     let mut ev = published(site, None)?;
-    let m = manifest::load(sealed)?;
+    let opts = evidence::Options::default();
+    let (m, disk) = evidence::load_and_list(sealed, &opts, || manifest::load(sealed))?;
     let name = m.name.clone();
     let (m_sha, m_bytes) = (m.sha256.clone(), m.bytes);
-    let originals = evidence::verify(sealed, m, &[name.as_str()], &Default::default())?;
+    let originals = evidence::verify(sealed, (m, disk), &[name.as_str()], &opts)?;
     if !originals.all_ok() {
         return Err(crate::error::EvidenceFailed {
             report: format!(

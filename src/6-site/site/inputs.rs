@@ -103,17 +103,17 @@ fn verify_one(
     cache: Option<&BuildCache>,
     defer: bool,
 ) -> Result<Evidence> {
-    let m = manifest::load_kept(&c.dir, cache.map(|c| &c.manifests))?;
-    let hashes = cache.map(|c| &c.hashes);
-    let name = m.name.clone();
     let opts = evidence::Options {
         symlinks: c.meta.symlinks.clone(),
-        hashes,
+        hashes: cache.map(|c| &c.hashes),
         listings: cache.map(|c| &c.listings),
         defer,
         ..Default::default()
     };
-    evidence::verify_with(&c.dir, m, &[name.as_str()], budget, &opts)
+    let load = || manifest::load_kept(&c.dir, cache.map(|c| &c.manifests));
+    let (m, disk) = evidence::load_and_list(&c.dir, &opts, load)?;
+    let name = m.name.clone();
+    evidence::verify_with(&c.dir, (m, disk), &[name.as_str()], budget, &opts)
 }
 
 /// The verify stage: every campaign checked; any file that does not
