@@ -91,11 +91,12 @@ pub fn load_file(path: &Path, format: Format) -> Result<Manifest> {
 
 /// The manifest `path` holds as `bytes` (whose SHA-256 is `sha256`).
 fn parse(path: &Path, format: Format, bytes: Vec<u8>, sha256: String) -> Result<Manifest> {
-    let text = match String::from_utf8(bytes.clone()) {
+    let len = bytes.len() as u64;
+    let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
             let offset = e.utf8_error().valid_up_to();
-            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
             return Err(
                 InputError::at_offset(path, &text, offset, "manifest is not valid UTF-8").into(),
             );
@@ -114,7 +115,7 @@ fn parse(path: &Path, format: Format, bytes: Vec<u8>, sha256: String) -> Result<
         format,
         entries,
         sha256,
-        bytes: bytes.len() as u64,
+        bytes: len,
     })
 }
 
@@ -155,7 +156,10 @@ fn hash_problem(s: &str) -> Option<String> {
             s.chars().count()
         ));
     }
-    if s.bytes().all(|b| b.is_ascii_hexdigit()) {
+    // Every byte looked at, without a branch per byte: the digits and
+    // letters of a digest come in no order a branch could predict.
+    let hex = |b: u8| (b.wrapping_sub(b'0') < 10) | ((b | 0x20).wrapping_sub(b'a') < 6);
+    if s.bytes().fold(true, |all, b| all & hex(b)) {
         return None;
     }
     let c = s.chars().find(|c| !c.is_ascii_hexdigit())?;
@@ -196,14 +200,15 @@ pub fn parse_sums(path: &Path, text: &str) -> Result<Vec<Entry>> {
             None => (false, line),
         };
         let col0 = usize::from(escaped) + 1;
-        let (hash, name) = if let Some(rest) = body.strip_prefix("SHA256 (") {
+        let (sha256, name) = if let Some(rest) = body.strip_prefix("SHA256 (") {
             let Some(close) = rest.rfind(") = ") else {
                 return Err(err(
                     col0,
                     "BSD-style line must read `SHA256 (path) = HASH`".into(),
                 ));
             };
-            (&rest[close + 4..], &rest[..close])
+            let hash = &rest[close + 4..];
+            (check_hash(hash).map_err(|m| err(col0, m))?, &rest[..close])
         } else {
             let Some((hash, rest)) = body.split_once(' ') else {
                 return Err(err(
@@ -223,9 +228,9 @@ pub fn parse_sums(path: &Path, text: &str) -> Result<Vec<Entry>> {
                         "expected two spaces or ` *` between hash and path".into(),
                     )
                 })?;
-            (hash, name)
+            // Checked above, before the separator.
+            (hash.to_ascii_lowercase(), name)
         };
-        let sha256 = check_hash(hash).map_err(|m| err(col0, m))?;
         let name = if escaped {
             unescape(name).map_err(|m| err(col0, m))?
         } else {
@@ -320,6 +325,27 @@ mod tests {
     use super::*;
 
     const H: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+    /// The check without a branch per byte takes exactly the ASCII hex
+    /// digits, in either case, wherever in the digest the odd one is.
+    #[test]
+    fn a_digest_is_64_hex_digits_of_either_case_and_nothing_else() {
+        for b in 0u8..128 {
+            for at in [0, 31, 63] {
+                let mut d = H.as_bytes().to_vec();
+                d[at] = b;
+                let d = String::from_utf8(d).unwrap();
+                let why = hash_problem(&d);
+                assert_eq!(why.is_none(), b.is_ascii_hexdigit(), "{b:#x} at {at}: {why:?}");
+                if let Some(why) = why {
+                    assert_eq!(why, format!("sha256 has a non-hex character {:?}", b as char));
+                }
+            }
+        }
+        assert_eq!(hash_problem(&H.to_ascii_uppercase()), None);
+        let short = hash_problem(&H[1..]).unwrap();
+        assert_eq!(short, "sha256 must be 64 hex digits, found 63 characters");
+    }
 
     /// The preview's kept manifest is the one parsed from the same bytes:
     /// a manifest sealed again (or turned into SHA256SUMS) is parsed again.

@@ -303,10 +303,7 @@ pub(crate) fn verify_with(
     opts: &Options,
 ) -> crate::error::Result<Evidence> {
     add_listed_only(dir, &manifest, opts, &mut disk)?;
-    let mut counts: BTreeMap<&str, Vec<&crate::manifest::Entry>> = BTreeMap::new();
-    for e in &manifest.entries {
-        counts.entry(e.path.as_str()).or_default().push(e);
-    }
+    let counts = by_path(&manifest.entries);
     let listed = Listed {
         manifest: &manifest,
         disk: &disk,
@@ -315,30 +312,28 @@ pub(crate) fn verify_with(
     };
     // Each name judged on every core; a check that comes out `true` is of
     // a file on disk to hash.
-    let listed: Vec<(FileCheck, bool)> = counts
+    let judged: Vec<(FileCheck, bool)> = pair(&counts, &disk)
         .par_iter()
-        .map(|(path, entries)| listed.check(path, entries))
-        .map(|check| {
-            let hash = check.verdict == Verdict::Ok;
-            (check, hash)
+        .filter_map(|&(path, entries, on_disk)| match entries {
+            Some(entries) => {
+                let check = listed.check(path, entries, on_disk);
+                let hash = check.verdict == Verdict::Ok;
+                Some((check, hash))
+            }
+            None => {
+                let (kind, detail) = on_disk?;
+                if exclude.contains(&path) || *kind == Kind::Dir {
+                    return None;
+                }
+                let check = unlisted(path, *kind, detail);
+                let hash = check.verdict == Verdict::Unlisted && *kind == Kind::File;
+                Some((check, hash))
+            }
         })
         .collect();
-    let unlisted: Vec<(FileCheck, bool)> = disk
-        .par_iter()
-        .filter(|(path, (kind, _))| {
-            !(counts.contains_key(path.as_str())
-                || exclude.contains(&path.as_str())
-                || *kind == Kind::Dir)
-        })
-        .map(|(path, (kind, detail))| {
-            let check = unlisted(path, *kind, detail);
-            let hash = check.verdict == Verdict::Unlisted && *kind == Kind::File;
-            (check, hash)
-        })
-        .collect();
-    let mut files: Vec<FileCheck> = Vec::with_capacity(listed.len() + unlisted.len());
+    let mut files: Vec<FileCheck> = Vec::with_capacity(judged.len());
     let mut to_hash: Vec<usize> = Vec::with_capacity(files.capacity());
-    for (check, hash) in listed.into_iter().chain(unlisted) {
+    for (check, hash) in judged {
         if hash {
             to_hash.push(files.len());
         }
@@ -359,6 +354,55 @@ pub(crate) fn verify_with(
         kept: KeptBytes(std::sync::RwLock::new(kept)),
         deferred,
     })
+}
+
+/// The manifest's entries by path, those listed more than once together
+/// in the manifest's order. Sorted first (a manifest mostly is already),
+/// then built in one go rather than entry by entry.
+fn by_path(entries: &[crate::manifest::Entry]) -> BTreeMap<&str, Vec<&crate::manifest::Entry>> {
+    let mut sorted: Vec<&crate::manifest::Entry> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut grouped: Vec<(&str, Vec<&crate::manifest::Entry>)> = Vec::with_capacity(sorted.len());
+    for e in sorted {
+        match grouped.last_mut() {
+            Some((path, same)) if *path == e.path => same.push(e),
+            _ => grouped.push((&e.path, vec![e])),
+        }
+    }
+    grouped.into_iter().collect()
+}
+
+/// A name the manifest lists (its entries) or the disk holds (what is
+/// there), or both.
+type Paired<'a> = (
+    &'a str,
+    Option<&'a [&'a crate::manifest::Entry]>,
+    Option<&'a (Kind, Option<String>)>,
+);
+
+/// Every name of the manifest and of the disk once, in order, with what
+/// each side has of it: the two sorted maps walked side by side.
+fn pair<'a>(
+    counts: &'a BTreeMap<&'a str, Vec<&'a crate::manifest::Entry>>,
+    disk: &'a Disk,
+) -> Vec<Paired<'a>> {
+    use std::cmp::Ordering;
+    let mut out: Vec<Paired<'a>> = Vec::with_capacity(counts.len().max(disk.len()));
+    let (mut listed, mut found) = (counts.iter().peekable(), disk.iter().peekable());
+    loop {
+        let order = match (listed.peek(), found.peek()) {
+            (None, None) => return out,
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some((l, _)), Some((d, _))) => (**l).cmp(d.as_str()),
+        };
+        let l = (order != Ordering::Greater)
+            .then(|| listed.next())
+            .flatten();
+        let d = (order != Ordering::Less).then(|| found.next()).flatten();
+        let path = l.map_or_else(|| d.map_or("", |(p, _)| p.as_str()), |(p, _)| *p);
+        out.push((path, l.map(|(_, e)| e.as_slice()), d.map(|(_, k)| k)));
+    }
 }
 
 /// What [`walk`] found on disk: relative path -> kind and why it cannot
@@ -407,7 +451,12 @@ struct Listed<'a> {
 impl Listed<'_> {
     /// A listed file's check: a verdict other than ok is final; ok means
     /// it is a file on disk, to be hashed.
-    fn check(&self, path: &str, entries: &[&crate::manifest::Entry]) -> FileCheck {
+    fn check(
+        &self,
+        path: &str,
+        entries: &[&crate::manifest::Entry],
+        on_disk: Option<&(Kind, Option<String>)>,
+    ) -> FileCheck {
         let first = entries[0];
         let mut check = FileCheck {
             path: path.to_string(),
@@ -433,7 +482,7 @@ impl Listed<'_> {
         } else if let Some(why) = crate::campaign::name_problem(path) {
             (Verdict::UnsafePath, Some(why))
         } else {
-            self.on_disk(path)
+            self.on_disk(path, on_disk)
         };
         check.verdict = verdict;
         check.detail = detail;
@@ -441,8 +490,12 @@ impl Listed<'_> {
     }
 
     /// What is on disk at a listed path.
-    fn on_disk(&self, path: &str) -> (Verdict, Option<String>) {
-        match self.disk.get(path).map(|(k, _)| *k) {
+    fn on_disk(
+        &self,
+        path: &str,
+        found: Option<&(Kind, Option<String>)>,
+    ) -> (Verdict, Option<String>) {
+        match found.map(|(k, _)| *k) {
             None => (Verdict::Missing, self.other_case(path)),
             Some(Kind::Dir) => (
                 Verdict::Missing,
@@ -454,7 +507,7 @@ impl Listed<'_> {
             ),
             Some(Kind::SymlinkInside) => (Verdict::UnsafePath, Some(SYMLINK_INSIDE.into())),
             Some(Kind::Other | Kind::Special) => {
-                let what = self.disk.get(path).and_then(|(_, d)| d.clone());
+                let what = found.and_then(|(_, d)| d.clone());
                 (
                     Verdict::Unreadable,
                     what.or_else(|| Some("not a regular file".into())),
@@ -826,16 +879,30 @@ fn hash_stable(
     hashes: Option<&HashCache>,
 ) -> Result<Hashed, String> {
     use std::sync::atomic::Ordering;
-    let seen = std::fs::metadata(path).map_err(io_reason)?;
-    let before = stamp_of(&seen);
-    if let Some(sha256) = hashes.and_then(|h| h.known(path, &before)) {
-        return Ok(Hashed {
-            sha256,
-            bytes: before.0,
-            content: None,
-            deferred: false,
-        });
-    }
+    // The preview asks its hash cache by the path's stamp before opening
+    // anything; otherwise the file is opened first and its own stamp taken.
+    let (file, before) = match hashes {
+        Some(h) => {
+            let seen = std::fs::metadata(path).map_err(io_reason)?;
+            let before = stamp_of(&seen);
+            if let Some(sha256) = h.known(path, &before) {
+                return Ok(Hashed {
+                    sha256,
+                    bytes: before.0,
+                    content: None,
+                    deferred: false,
+                });
+            }
+            // The file as opened is compared with the path as first seen:
+            // the same inode, size and times, or it changed while being read.
+            let file = crate::fsx::open_regular_seen(path, &seen).map_err(io_reason)?;
+            (file, before)
+        }
+        None => {
+            let (file, seen) = crate::fsx::open_regular_stat(path).map_err(io_reason)?;
+            (file, stamp_of(&seen))
+        }
+    };
     // Small files are read whole and kept while the budget lasts.
     let keep = before.0 <= KEEP_FILE
         && budget
@@ -843,9 +910,6 @@ fn hash_stable(
                 left.checked_sub(before.0)
             })
             .is_ok();
-    // The file as opened is compared with the path as first seen: the
-    // same inode, size and times, or it changed while being read.
-    let file = crate::fsx::open_regular_seen(path, &seen).map_err(io_reason)?;
     let (sha, bytes, content) = if keep {
         // At most one byte more than measured: a file still growing is
         // caught below, not read whole.
@@ -891,7 +955,6 @@ fn io_reason(e: std::io::Error) -> String {
 /// Folders in `opts.listed_only` are not entered.
 pub(crate) fn walk(dir: &Path, opts: &Options) -> crate::error::Result<Disk> {
     let root = canonical(dir)?;
-    let mut out = BTreeMap::new();
     let skip = |e: &walkdir::DirEntry| {
         e.depth() == 1
             && e.file_type().is_dir()
@@ -900,6 +963,7 @@ pub(crate) fn walk(dir: &Path, opts: &Options) -> crate::error::Result<Disk> {
                 .iter()
                 .any(|d| e.file_name() == std::ffi::OsStr::new(d))
     };
+    let mut found = Vec::new();
     for entry in walkdir::WalkDir::new(dir)
         .follow_links(false)
         .min_depth(1)
@@ -916,31 +980,43 @@ pub(crate) fn walk(dir: &Path, opts: &Options) -> crate::error::Result<Disk> {
                 crate::error::bail!("failed to list `{path}`: {e}");
             }
         };
-        let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
-        let mut detail = None;
-        let name = match rel.to_str() {
-            Some(s) => s.replace(std::path::MAIN_SEPARATOR, "/"),
-            None => {
-                let lossy = rel
-                    .to_string_lossy()
-                    .replace(std::path::MAIN_SEPARATOR, "/");
-                detail = Some("file name is not valid UTF-8".to_string());
-                lossy
-            }
-        };
-        let ft = entry.file_type();
-        let kind = kind_of(entry.path(), ft, &name, &root, opts);
-        if kind == Kind::Special {
-            detail = crate::fsx::special_kind(&ft).map(|k| format!("not a regular file: {k}"));
-        }
-        let kind = if detail.is_some() && kind == Kind::File {
-            Kind::Other
-        } else {
-            kind
-        };
-        out.insert(name, (kind, detail));
+        found.push(entry_of(&entry, dir, &root, opts));
     }
-    Ok(out)
+    // Sorted and built in one go, not inserted one by one.
+    Ok(found.into_iter().collect())
+}
+
+/// The relative name of what the walk of `dir` found, what it is, and
+/// why it cannot be read, if so.
+fn entry_of(
+    entry: &walkdir::DirEntry,
+    dir: &Path,
+    root: &Path,
+    opts: &Options,
+) -> (String, (Kind, Option<String>)) {
+    let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+    let mut detail = None;
+    let name = match rel.to_str() {
+        Some(s) => s.replace(std::path::MAIN_SEPARATOR, "/"),
+        None => {
+            let lossy = rel
+                .to_string_lossy()
+                .replace(std::path::MAIN_SEPARATOR, "/");
+            detail = Some("file name is not valid UTF-8".to_string());
+            lossy
+        }
+    };
+    let ft = entry.file_type();
+    let kind = kind_of(entry.path(), ft, &name, root, opts);
+    if kind == Kind::Special {
+        detail = crate::fsx::special_kind(&ft).map(|k| format!("not a regular file: {k}"));
+    }
+    let kind = if detail.is_some() && kind == Kind::File {
+        Kind::Other
+    } else {
+        kind
+    };
+    (name, (kind, detail))
 }
 
 fn canonical(dir: &Path) -> crate::error::Result<PathBuf> {
