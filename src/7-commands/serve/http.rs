@@ -545,6 +545,7 @@ mod tests {
                 assert_eq!(got, Resolved::NotFound, "{bad}");
             }
         }
+        std::fs::remove_dir_all(&s).unwrap();
     }
 
     #[test]
@@ -562,6 +563,7 @@ mod tests {
                 Resolved::File(s.join("c/index.html"))
             );
         }
+        std::fs::remove_dir_all(&s).unwrap();
     }
 
     #[test]
