@@ -124,27 +124,6 @@ pub(crate) fn open_regular(path: &Path) -> std::io::Result<fs::File> {
     open_regular_seen(path, &fs::metadata(path)?)
 }
 
-/// [`open_regular`] without the stat before the open, for a caller that
-/// reads many files ([`crate::evidence`]'s hashing): the file is opened
-/// (never waiting, never becoming a terminal's) and its own metadata
-/// returned, taken once opened, so that it and the bytes read describe
-/// the same file. What is not a regular file is refused before a byte is
-/// read, though it was opened, as one swapped in between a stat and the
-/// open would be.
-pub(crate) fn open_regular_stat(path: &Path) -> std::io::Result<(fs::File, fs::Metadata)> {
-    let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
-    let mut opts = fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NONBLOCK | libc::O_NOCTTY);
-    let file = opts.open(path)?;
-    let meta = file.metadata()?;
-    if let Some(why) = not_regular(&meta) {
-        return Err(invalid(why));
-    }
-    Ok((file, meta))
-}
-
 /// [`open_regular`] for a caller that has just read `path`'s metadata
 /// (`seen`, symlinks followed): one stat fewer per file.
 pub(crate) fn open_regular_seen(path: &Path, seen: &fs::Metadata) -> std::io::Result<fs::File> {

@@ -336,13 +336,25 @@ mod tests {
                 d[at] = b;
                 let d = String::from_utf8(d).unwrap();
                 let why = hash_problem(&d);
-                assert_eq!(why.is_none(), b.is_ascii_hexdigit(), "{b:#x} at {at}: {why:?}");
+                assert_eq!(
+                    why.is_none(),
+                    b.is_ascii_hexdigit(),
+                    "{b:#x} at {at}: {why:?}"
+                );
                 if let Some(why) = why {
-                    assert_eq!(why, format!("sha256 has a non-hex character {:?}", b as char));
+                    assert_eq!(
+                        why,
+                        format!("sha256 has a non-hex character {:?}", b as char)
+                    );
                 }
             }
         }
         assert_eq!(hash_problem(&H.to_ascii_uppercase()), None);
+        // 64 bytes, but one character of two bytes (0x80 and over).
+        let wide = format!("{}\u{e9}", &H[..62]);
+        assert_eq!(wide.len(), 64);
+        let why = hash_problem(&wide).unwrap();
+        assert_eq!(why, "sha256 has a non-hex character '\u{e9}'");
         let short = hash_problem(&H[1..]).unwrap();
         assert_eq!(short, "sha256 must be 64 hex digits, found 63 characters");
     }

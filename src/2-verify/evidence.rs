@@ -879,30 +879,16 @@ fn hash_stable(
     hashes: Option<&HashCache>,
 ) -> Result<Hashed, String> {
     use std::sync::atomic::Ordering;
-    // The preview asks its hash cache by the path's stamp before opening
-    // anything; otherwise the file is opened first and its own stamp taken.
-    let (file, before) = match hashes {
-        Some(h) => {
-            let seen = std::fs::metadata(path).map_err(io_reason)?;
-            let before = stamp_of(&seen);
-            if let Some(sha256) = h.known(path, &before) {
-                return Ok(Hashed {
-                    sha256,
-                    bytes: before.0,
-                    content: None,
-                    deferred: false,
-                });
-            }
-            // The file as opened is compared with the path as first seen:
-            // the same inode, size and times, or it changed while being read.
-            let file = crate::fsx::open_regular_seen(path, &seen).map_err(io_reason)?;
-            (file, before)
-        }
-        None => {
-            let (file, seen) = crate::fsx::open_regular_stat(path).map_err(io_reason)?;
-            (file, stamp_of(&seen))
-        }
-    };
+    let seen = std::fs::metadata(path).map_err(io_reason)?;
+    let before = stamp_of(&seen);
+    if let Some(sha256) = hashes.and_then(|h| h.known(path, &before)) {
+        return Ok(Hashed {
+            sha256,
+            bytes: before.0,
+            content: None,
+            deferred: false,
+        });
+    }
     // Small files are read whole and kept while the budget lasts.
     let keep = before.0 <= KEEP_FILE
         && budget
@@ -910,6 +896,9 @@ fn hash_stable(
                 left.checked_sub(before.0)
             })
             .is_ok();
+    // The file as opened is compared with the path as first seen: the
+    // same inode, size and times, or it changed while being read.
+    let file = crate::fsx::open_regular_seen(path, &seen).map_err(io_reason)?;
     let (sha, bytes, content) = if keep {
         // At most one byte more than measured: a file still growing is
         // caught below, not read whole.

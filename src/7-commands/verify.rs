@@ -84,13 +84,17 @@ pub(crate) fn verify(path: &Path, pins: &[Pin]) -> Result<Vec<Evidence>> {
     }
     if has(manifest::JSON_NAME) || has(manifest::SUMS_NAME) {
         let opts = evidence::campaign_options(path);
-        let (m, disk) = evidence::load_and_list(path, &opts, || manifest::load(path))?;
+        // The folder is walked while the manifest loads; a broken
+        // manifest is reported first, then a pin that names no campaign
+        // here, then a folder that cannot be listed, as one after another.
+        let (m, disk) = rayon::join(|| manifest::load(path), || evidence::list(path, &opts));
+        let m = m?;
         let name = m.name.clone();
         let id = crate::campaign::load(path)
             .map(|c| c.meta.id)
             .unwrap_or_else(|_| folder_name(path));
         check_pins(pins, std::slice::from_ref(&id))?;
-        let mut ev = evidence::verify(path, (m, disk), &[name.as_str()], &opts)?;
+        let mut ev = evidence::verify(path, (m, disk?), &[name.as_str()], &opts)?;
         if let Some(pin) = pin_for(pins, &id, 1) {
             if ev.manifest.sha256 != pin.sha256 {
                 ev.files.push(evidence::FileCheck {
