@@ -944,6 +944,7 @@ fn io_reason(e: std::io::Error) -> String {
 /// Folders in `opts.listed_only` are not entered.
 pub(crate) fn walk(dir: &Path, opts: &Options) -> crate::error::Result<Disk> {
     let root = canonical(dir)?;
+    let mut out = BTreeMap::new();
     let skip = |e: &walkdir::DirEntry| {
         e.depth() == 1
             && e.file_type().is_dir()
@@ -952,7 +953,6 @@ pub(crate) fn walk(dir: &Path, opts: &Options) -> crate::error::Result<Disk> {
                 .iter()
                 .any(|d| e.file_name() == std::ffi::OsStr::new(d))
     };
-    let mut found = Vec::new();
     for entry in walkdir::WalkDir::new(dir)
         .follow_links(false)
         .min_depth(1)
@@ -969,43 +969,31 @@ pub(crate) fn walk(dir: &Path, opts: &Options) -> crate::error::Result<Disk> {
                 crate::error::bail!("failed to list `{path}`: {e}");
             }
         };
-        found.push(entry_of(&entry, dir, &root, opts));
-    }
-    // Sorted and built in one go, not inserted one by one.
-    Ok(found.into_iter().collect())
-}
-
-/// The relative name of what the walk of `dir` found, what it is, and
-/// why it cannot be read, if so.
-fn entry_of(
-    entry: &walkdir::DirEntry,
-    dir: &Path,
-    root: &Path,
-    opts: &Options,
-) -> (String, (Kind, Option<String>)) {
-    let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
-    let mut detail = None;
-    let name = match rel.to_str() {
-        Some(s) => s.replace(std::path::MAIN_SEPARATOR, "/"),
-        None => {
-            let lossy = rel
-                .to_string_lossy()
-                .replace(std::path::MAIN_SEPARATOR, "/");
-            detail = Some("file name is not valid UTF-8".to_string());
-            lossy
+        let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+        let mut detail = None;
+        let name = match rel.to_str() {
+            Some(s) => s.replace(std::path::MAIN_SEPARATOR, "/"),
+            None => {
+                let lossy = rel
+                    .to_string_lossy()
+                    .replace(std::path::MAIN_SEPARATOR, "/");
+                detail = Some("file name is not valid UTF-8".to_string());
+                lossy
+            }
+        };
+        let ft = entry.file_type();
+        let kind = kind_of(entry.path(), ft, &name, &root, opts);
+        if kind == Kind::Special {
+            detail = crate::fsx::special_kind(&ft).map(|k| format!("not a regular file: {k}"));
         }
-    };
-    let ft = entry.file_type();
-    let kind = kind_of(entry.path(), ft, &name, root, opts);
-    if kind == Kind::Special {
-        detail = crate::fsx::special_kind(&ft).map(|k| format!("not a regular file: {k}"));
+        let kind = if detail.is_some() && kind == Kind::File {
+            Kind::Other
+        } else {
+            kind
+        };
+        out.insert(name, (kind, detail));
     }
-    let kind = if detail.is_some() && kind == Kind::File {
-        Kind::Other
-    } else {
-        kind
-    };
-    (name, (kind, detail))
+    Ok(out)
 }
 
 fn canonical(dir: &Path) -> crate::error::Result<PathBuf> {
