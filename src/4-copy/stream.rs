@@ -12,9 +12,9 @@
 //! batches, a chunk per core, four batches in flight ([`Pass::step`]):
 //! while one batch is read, the one before is hashed and searched, the
 //! one before that (its values numbered) is replaced, and the one before
-//! that is hashed again, written and handed to the scan, every chunk's
-//! search and replacement, each hash and the write a task of its own;
-//! memory stays a few chunks whatever the file's size. Values are
+//! that is handed to the scan of the copy, hashed again and written, every
+//! chunk's search and replacement, each hash and the write a task of its
+//! own; memory stays a few chunks whatever the file's size. Values are
 //! numbered between steps, batch by batch in file order, so placeholders
 //! do not depend on the thread count.
 //!
@@ -32,12 +32,13 @@ use crate::redact::{Counts, Hit, Redactor};
 use crate::sink::Staged;
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use std::sync::Arc;
 
 /// The most chunks in one batch.
 const MAX_BATCH: usize = 8;
 
 /// Buffers of chunks done with, for the next ones (of the same file or
-/// the next): a chunk is a few MiB, and one allocated (and zeroed by the
+/// the next): a chunk is a MiB or more, and one allocated (and zeroed by the
 /// kernel) for each cost more than hashing it. At most [`Pool::KEEP`]
 /// are kept; the copy stage owns the pool, so they go with it. Every
 /// buffer of a pass comes from the pool and goes back to it, whatever
@@ -55,6 +56,14 @@ impl Pool {
     fn take(&self) -> Vec<u8> {
         let mut pool = self.0.lock().unwrap_or_else(|e| e.into_inner());
         pool.pop().unwrap_or_default()
+    }
+
+    /// A buffer shared with the scan of the copy: back to the pool once
+    /// the last of the two is done with it.
+    fn give_shared(&self, buf: Arc<Vec<u8>>) {
+        if let Some(buf) = Arc::into_inner(buf) {
+            self.give(buf);
+        }
     }
 
     fn give(&self, mut buf: Vec<u8>) {
@@ -85,7 +94,7 @@ pub(crate) struct Streamed {
 
 /// One chunk once redacted: the bytes to write, and what was replaced.
 struct Done {
-    out: Vec<u8>,
+    out: Arc<Vec<u8>>,
     counts: Counts,
     /// Searched and nothing found: written as it was read.
     clean: bool,
@@ -93,7 +102,7 @@ struct Done {
 
 /// A chunk as written, sent to the scan of the copy: its bytes, and
 /// whether it is [`Done::clean`].
-type Sent = (Vec<u8>, bool);
+type Sent = (Arc<Vec<u8>>, bool);
 
 /// Where the copy goes: the staged file, the hash of what it holds, and
 /// the scan of the written bytes ([`Written`]), which they are sent to.
@@ -221,8 +230,10 @@ impl Pass<'_> {
     /// One step of the pipeline, every part a task of its own so both
     /// cores stay busy: the next batch read, the batch read before hashed
     /// and each of its chunks searched, each of the batch before that
-    /// (its values numbered) replaced, and the batch before that hashed
-    /// and written, then handed to the scan of the copy. The two hashes
+    /// (its values numbered) replaced, and the batch before that handed to
+    /// the scan of the copy first (its thread scans it while this step's
+    /// tasks run: handed on once they were done, it waited a step), then
+    /// hashed and written. The two hashes
     /// and the write are tasks of their own, not parts of the read and the
     /// write: each is a chain through the whole file, and one chain
     /// holding two of them set the pace of every step. Returns what each
@@ -241,6 +252,7 @@ impl Pass<'_> {
         let mut hits: Vec<Vec<Hit>> = vec![Vec::new(); step.to_find.len()];
         let mut replaced: Vec<Option<Done>> = Vec::new();
         replaced.resize_with(step.to_replace.len(), || None);
+        out.send(&step.to_write);
         rayon::scope(|s| {
             let Input { hash, bytes } = input;
             let (to_find, to_write) = (&step.to_find, &step.to_write);
@@ -256,7 +268,9 @@ impl Pass<'_> {
             }
         });
         out.published.before.extend(before);
-        out.send(step.to_write);
+        for d in step.to_write {
+            pool.give_shared(d.out);
+        }
         let found = step.to_find.into_iter().zip(hits).collect();
         let replaced = replaced.into_iter().flatten().collect();
         let next = next.expect("the read ran");
@@ -278,7 +292,11 @@ impl Pass<'_> {
             pool.give(chunk);
             out
         };
-        Done { out, counts, clean }
+        Done {
+            out: Arc::new(out),
+            counts,
+            clean,
+        }
     }
 }
 
@@ -305,7 +323,7 @@ impl PublishedHash {
                 self.hash = Some(before);
             }
             if let Some(hash) = &mut self.hash {
-                hash.update(&d.out);
+                hash.update(d.out.as_slice());
             }
         }
     }
@@ -319,15 +337,15 @@ fn write(to: &mut Staged, done: &[Done]) -> Result<()> {
 impl Out {
     /// Count the chunks of a step's write, then hand them to the scan of
     /// the written bytes (whether the write went well is reported apart).
-    fn send(&mut self, done: Vec<Done>) {
+    fn send(&mut self, done: &[Done]) {
         for d in done {
             self.bytes += d.out.len() as u64;
             self.changed |= !d.counts.is_empty();
-            for (c, n) in d.counts {
-                *self.counts.entry(c).or_insert(0) += n;
+            for (c, n) in &d.counts {
+                *self.counts.entry(*c).or_insert(0) += n;
             }
             // A scan that stopped is reported when it is joined.
-            let _ = self.scan.send((d.out, d.clean));
+            let _ = self.scan.send((Arc::clone(&d.out), d.clean));
         }
     }
 }
@@ -340,7 +358,7 @@ impl Out {
 /// `clean`.
 struct Written<'a> {
     chunks: std::sync::mpsc::Receiver<Sent>,
-    current: Vec<u8>,
+    current: Arc<Vec<u8>>,
     at: usize,
     /// Bytes received before `current`.
     received: u64,
@@ -352,7 +370,7 @@ impl<'a> Written<'a> {
     fn new(chunks: std::sync::mpsc::Receiver<Sent>, pool: &'a Pool) -> Self {
         Written {
             chunks,
-            current: Vec::new(),
+            current: Arc::default(),
             at: 0,
             received: 0,
             pool,
@@ -371,12 +389,12 @@ impl std::io::Read for Written<'_> {
                         self.clean.add(self.received, next.len());
                     }
                     let done = std::mem::replace(&mut self.current, next);
-                    self.pool.give(done);
+                    self.pool.give_shared(done);
                     self.at = 0;
                 }
                 Err(_) => {
                     // The end: the last chunk goes back too.
-                    self.pool.give(std::mem::take(&mut self.current));
+                    self.pool.give_shared(std::mem::take(&mut self.current));
                     self.at = 0;
                     return Ok(0);
                 }
