@@ -13,7 +13,7 @@
 #   rg -U -n --no-heading -e "$pattern" DIR          (plus -j1 when one thread)
 # -U (multiline) is required: the PEM rule's `\r?\n` makes ripgrep refuse the
 # pattern in line mode ("the literal '\n' is not allowed"), and it is also the
-# faithful setting, since exhibit runs the regex over 4 MB chunks where `\s`
+# faithful setting, since exhibit runs the regex over 2 MiB chunks where `\s`
 # may cross line breaks. For reference only, one more row runs ripgrep in its
 # usual line mode with that PEM continuation `(?:\r?\n[A-Za-z0-9+/=]+)*`
 # removed from the pattern (everything else unchanged).

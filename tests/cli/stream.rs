@@ -9,10 +9,11 @@ use super::*;
 
 /// One log line of 64 bytes.
 const LINE: &[u8; 64] = b"2026-10-01T10:00:00Z cell=4096 decode_tok_s=149.02 status=ok   \n";
-/// Where the scanner cuts its first chunk (4 MiB, at a line break).
-const EDGE: usize = 4 << 20;
+/// Where the scanner cuts its first chunk (`scan::CHUNK`, 2 MiB, at a
+/// line break).
+const EDGE: usize = 2 << 20;
 
-/// A 10 MiB log (three chunks) with private values across the first chunk
+/// A 10 MiB log (five chunks) with private values across the first chunk
 /// edge, a secret named by key in the middle (if `secret`), and an
 /// address at the end.
 fn big_log(secret: bool) -> Vec<u8> {
@@ -291,7 +292,7 @@ fn a_build_reads_a_large_log_once() {
 #[test]
 fn a_value_split_by_a_chunk_cut_is_redacted_whole() {
     let dir = fixture("minimal");
-    let chunk = 4 << 20;
+    let chunk = EDGE;
     let mut line = b"peer 10.0.0.1 ".to_vec();
     // `password: ` ends 4 bytes before the first chunk's end, where the
     // input is cut (its last space); the value runs on past the cut.
@@ -368,7 +369,7 @@ fn a_key_and_its_value_either_side_of_a_chunk_cut_are_found_and_redacted() {
 
 /// The copy's hash starts at the first chunk redaction changes, from the
 /// original's hash of the chunks before it: a log whose only private
-/// value is on its last line (two clean chunks, then a changed one), and
+/// value is on its last line (four clean chunks, then a changed one), and
 /// one with none (never hashed twice), each list their copy's true hash.
 #[test]
 fn a_large_log_changed_only_at_its_end_lists_its_copys_own_hash() {

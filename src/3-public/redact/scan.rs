@@ -12,7 +12,15 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Target chunk size; a chunk may run longer to keep a PEM block whole.
-pub(crate) const CHUNK: usize = 4 << 20;
+/// The one pass over a large file ([`crate::stream`]) holds a few batches
+/// of chunks at once, each read, hashed, searched, replaced, hashed again,
+/// written and scanned by whichever core is free. At 2 MiB, the size of
+/// a core's L2 cache here, more of them are still in a cache at the next
+/// step: a gigabyte of logs with values built in 0.88 of the time it took
+/// in chunks of 4 MiB (CPU time 0.90, peak memory 77 to 50 MB; without
+/// values 0.88 too). Chunks of 1 MiB were no faster (0.90) and cut the
+/// file at twice as many seams.
+pub(crate) const CHUNK: usize = 2 << 20;
 /// Target size of the chunks [`Cuts::Content`] cuts: small, since each
 /// chunk an edit touches is searched again whole.
 pub(crate) const CONTENT_CHUNK: usize = 256 << 10;

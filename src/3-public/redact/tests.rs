@@ -426,7 +426,7 @@ fn views_place_values_on_their_raw_bytes() {
 
 /// Chunks pulled one at a time (the one pass over a large file) are the
 /// chunks `for_each_chunk` feeds, whatever buffers are handed back: cut
-/// at line breaks, a PEM block kept whole across the 4 MiB edge, a line
+/// at line breaks, a PEM block kept whole across a chunk's edge, a line
 /// with no break cut at a space.
 #[test]
 fn chunks_pulled_one_by_one_are_the_chunks_fed() {
