@@ -290,6 +290,12 @@ fn first_cut(
 ) -> Result<Option<usize>> {
     let size = cuts.size();
     while !*eof && buf.len() < size {
+        // A stream longer than a block gets room for a whole chunk at
+        // once, not by doublings (each a copy, and fresh pages for every
+        // large file: half the page faults of a build with large logs).
+        if buf.len() >= BLOCK && buf.capacity() < size + 2 * BLOCK {
+            buf.reserve_exact(size + 2 * BLOCK - buf.len());
+        }
         *eof = fill(reader, buf, BLOCK)?;
     }
     if *eof {
