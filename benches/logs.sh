@@ -23,6 +23,8 @@
 #       mmap are NOT counted by rchar; syscr (read calls) is printed too.
 #   peak RSS, and each stage's time (EXHIBIT_TIMINGS) with GB/s for the
 #       stages that read the logs.
+#   Before the builds, this machine's SHA-256 speed on one core (openssl
+#       speed, information): end-to-end GB/s moves with the host's load.
 #   benches/logs.sh [RUNS]                      (default 3)
 #   EXHIBIT=/abs/path/to/exhibit benches/logs.sh  (skip the cargo build)
 #   LOGS_MB=1024 sets the size of the logs in MiB.
@@ -91,6 +93,17 @@ if rc != 0:
 print(f"{gb:.3f} GB of logs ({logs:,} bytes) + {other / 1e6:.1f} MB other inputs; {runs} builds;"
       f" {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (other work skews the figures)")
 print(f"  seal (information): {wall:.2f} s, {gb / wall:.2f} GB/s")
+# This machine's speed this hour, for comparing runs made at other hours:
+# a build's CPU time varies by up to 15 % from hour to hour on a shared
+# host, the same binary on the same logs. SHA-256 on one core (a third of
+# a build's work) is the reference.
+try:
+    speed = subprocess.run(["openssl", "speed", "-seconds", "1", "-bytes", str(1 << 20), "sha256"],
+                           capture_output=True, text=True, timeout=60).stdout.split()
+    sha = float(speed[-1].rstrip("k")) * 1000 / 1e9
+    print(f"  machine this hour (information): SHA-256 {sha:.2f} GB/s on one core (openssl speed)")
+except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+    print("  machine this hour: openssl speed not available")
 
 rows = []
 for i in range(runs):
