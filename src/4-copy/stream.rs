@@ -44,13 +44,13 @@ const MAX_BATCH: usize = 8;
 /// buffer of a pass comes from the pool and goes back to it, whatever
 /// thread is done with it: one freed on another thread than the one that
 /// allocated it, and one per file, were held by the allocator (a clean
-/// 1 GB of logs peaked at 330 MB; now 70 MB).
+/// 1 GB of logs peaked at 330 MB; now under 50 MB).
 #[derive(Default)]
 pub(crate) struct Pool(std::sync::Mutex<Vec<Vec<u8>>>);
 
 impl Pool {
-    /// Four batches in flight, one handed to the scan of the copy and
-    /// one in its channel, at most.
+    /// Four batches in flight (the last one shared with the scan of the
+    /// copy, in its channel) and one the scan is still reading, at most.
     const KEEP: usize = 6 * MAX_BATCH;
 
     fn take(&self) -> Vec<u8> {
@@ -155,8 +155,8 @@ impl Pass<'_> {
         })
     }
 
-    /// The pass itself, the written bytes sent to `scan` batch by batch
-    /// once written (see [`Pass::run`]).
+    /// The pass itself, each batch sent to `scan` as the step that
+    /// writes it starts (see [`Pass::run`]).
     fn copy(&self, to: Staged, scan: std::sync::mpsc::SyncSender<Sent>) -> Result<Option<Copied>> {
         let numbered = self.redactor.mark();
         let file = crate::fsx::open(self.from)?;
@@ -178,8 +178,8 @@ impl Pass<'_> {
             scan,
         };
         // Four batches in flight, each a step further on: read, hashed
-        // and found, replaced, hashed again and written (and sent to be
-        // scanned).
+        // and found, replaced, sent to be scanned then hashed again and
+        // written.
         let mut read =
             read_batch(&mut chunks, &mut input.bytes, per_batch, pool).map_err(read_err)?;
         let mut found: Vec<(Vec<u8>, Vec<Hit>)> = Vec::new();
@@ -351,7 +351,8 @@ impl Out {
 }
 
 /// The written bytes as the scan reads them: each chunk in the order it
-/// was written, then the end once the pass is done. A chunk read through
+/// is written (sent as its write starts), then the end once the pass is
+/// done. A chunk read through
 /// goes back to the pool: freed on this thread, the buffers the pass
 /// allocates on others were kept by the allocator, not reused (700 MB
 /// held by a 2 GiB log). Where clean chunks were written is noted in

@@ -210,7 +210,8 @@ fn a_two_gib_log_publishes_in_bounded_memory_with_values_at_chunk_edges_redacted
     copy_tree(&fixture("minimal"), &dir);
     std::fs::create_dir_all(dir.join("artifacts")).unwrap();
     // Log lines of 64 bytes; private addresses planted across the first
-    // chunk edge (2 MiB, `scan::CHUNK`), on a line of their own elsewhere, and at the end.
+    // chunk edge (2 MiB, `scan::CHUNK`), on a line of their own
+    // elsewhere, and at the end.
     let line = b"2026-10-01T10:00:00Z cell=4096 decode_tok_s=149.02 status=ok   \n";
     assert_eq!(line.len(), 64);
     let block: Vec<u8> = line.repeat(1024);

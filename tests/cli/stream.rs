@@ -177,8 +177,8 @@ fn a_large_log_accepted_as_a_binary_leaves_no_number_behind() {
     let dir = campaign_with(false);
     let path = dir.join("artifacts/big.log");
     let mut bytes = std::fs::read(&path).unwrap();
-    // In the last chunk: with two threads, the first two chunks are
-    // searched and their values numbered before it is read.
+    // In the last chunk: with two threads, the first four chunks (two
+    // batches) are searched and their values numbered before it is read.
     let at = bytes.len() - 100;
     bytes[at] = 0;
     std::fs::write(&path, &bytes).unwrap();

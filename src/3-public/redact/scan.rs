@@ -1710,8 +1710,8 @@ pub(crate) fn scan_file(det: &Detector, path: &Path) -> Result<Scanned> {
         .unwrap_or_default();
     let view = View::of(path);
     // A file shorter than a chunk is read whole into a buffer of its size
-    // (one grown block by block to a chunk held twice its size for a
-    // moment: 3.4 MB of audit.json 6 MB, as the gate ran beside).
+    // (streamed, it would get a whole chunk's room however small it is,
+    // as the gate runs beside).
     if f.metadata().is_ok_and(|m| m.len() < CHUNK as u64) {
         let mut bytes = Vec::new();
         f.read_to_end(&mut bytes)
