@@ -438,14 +438,19 @@ pub(crate) fn is_reserved_device(part: &str) -> bool {
 }
 
 /// The form two names share when a case-insensitive or normalising disk
-/// would take them for one: NFC, then lower case.
-pub(crate) fn fold_name(name: &str) -> String {
+/// would take them for one: NFC, then lower case. A name already in that
+/// form (lower-case ASCII, most names) is returned as it is, not copied.
+pub(crate) fn fold_name(name: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
     use unicode_normalization::UnicodeNormalization;
     if name.is_ascii() {
         // ASCII is its own NFC: the same answer without the normaliser.
-        return name.to_ascii_lowercase();
+        if !name.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Cow::Borrowed(name);
+        }
+        return Cow::Owned(name.to_ascii_lowercase());
     }
-    name.nfc().collect::<String>().to_lowercase()
+    Cow::Owned(name.nfc().collect::<String>().to_lowercase())
 }
 
 /// How two different names that fold alike differ, for messages.

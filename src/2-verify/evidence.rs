@@ -747,23 +747,13 @@ fn refuse_lookalikes(files: &mut Vec<FileCheck>, groups: Vec<Vec<&str>>) {
 
 /// The names of `names` (sorted, without repeats) that fold alike
 /// ([`crate::campaign::fold_name`]), in groups of two or more, each
-/// sorted. A name that is its own fold (lower-case ASCII, most of them)
-/// is looked up as it is, without a folded copy.
+/// sorted.
 fn alike<'a>(names: impl Iterator<Item = &'a str>, count: usize) -> Vec<Vec<&'a str>> {
-    use std::borrow::Cow;
-    let mut first: std::collections::HashMap<Cow<'a, str>, (&'a str, Option<usize>)> =
+    let mut first: std::collections::HashMap<std::borrow::Cow<'a, str>, (&'a str, Option<usize>)> =
         std::collections::HashMap::with_capacity(count);
     let mut groups: Vec<Vec<&'a str>> = Vec::new();
     for name in names {
-        let folded = if name
-            .bytes()
-            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
-        {
-            Cow::Borrowed(name)
-        } else {
-            Cow::Owned(crate::campaign::fold_name(name))
-        };
-        match first.entry(folded) {
+        match first.entry(crate::campaign::fold_name(name)) {
             std::collections::hash_map::Entry::Vacant(v) => {
                 v.insert((name, None));
             }

@@ -373,11 +373,14 @@ impl Site<'_> {
         let mut taken: BTreeSet<String> = rendered
             .emitted
             .iter()
-            .map(|em| campaign::fold_name(&em.rel))
+            .map(|em| campaign::fold_name(&em.rel).into_owned())
             .collect();
-        taken.extend([layout::MANIFEST_PAGE, layout::AUDIT, layout::SUMS].map(campaign::fold_name));
+        taken.extend(
+            [layout::MANIFEST_PAGE, layout::AUDIT, layout::SUMS]
+                .map(|n| campaign::fold_name(n).into_owned()),
+        );
         for f in &self.copies[i].files {
-            if !taken.insert(campaign::fold_name(&f.path)) {
+            if !taken.insert(campaign::fold_name(&f.path).into_owned()) {
                 return Err(InputError::new(&c.path(&f.original), 0, 0, format!("`{}` would collide with another file of the published campaign; rename this file", f.path)).into());
             }
         }
@@ -387,7 +390,7 @@ impl Site<'_> {
     /// `<id>.html`, unless a page or file of the campaign has that name.
     fn single_file_name(&self, i: usize, taken: &mut BTreeSet<String>) -> Result<String> {
         let name = format!("{}.html", self.publics[i].meta.id);
-        if !taken.insert(campaign::fold_name(&name)) {
+        if !taken.insert(campaign::fold_name(&name).into_owned()) {
             let at = self.campaigns[i].path(campaign::META_NAME);
             return Err(InputError::new(&at, 0, 0, format!("the single file `{name}` would replace a page or file of the campaign; rename that page")).into());
         }
