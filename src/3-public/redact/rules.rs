@@ -17,9 +17,16 @@ const REST: &str = r#"[^\s"'`<>|;,()\[\]{}*?]*"#;
 pub(super) const KEYS: &str = "password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|signing[_-]?key|credentials?";
 
 /// The source of the built-in pattern (also printed by `exhibit scan
-/// --print-pattern`, so a benchmark can hand ripgrep the same rules).
+/// --print-pattern`, so a benchmark can hand ripgrep the same rules): every
+/// rule of [`alternatives`], in order, as one alternation.
 pub(crate) fn pattern() -> String {
-    let alternatives = [
+    format!("(?-u){}", alternatives().join("|"))
+}
+
+/// The rules, each a pattern of its own, in the order the built-in
+/// pattern tries them (the first that matches where a match begins wins).
+fn alternatives() -> [String; 22] {
+    [
         // PEM private keys: the whole block, or the header and its base64
         // lines when the end marker is missing.
         r"(?P<pem>-----BEGIN[A-Z ]{0,24}PRIVATE KEY-----(?:(?s:.)*?-----END[A-Z ]{0,24}PRIVATE KEY-----|(?:\r?\n[A-Za-z0-9+/=]+)*))".to_string(),
@@ -61,8 +68,60 @@ pub(crate) fn pattern() -> String {
         r"(?P<ip4>(?:\b|_)(?:0{0,2}10\.[0-9]{1,3}|0?172\.0?(?:1[6-9]|2[0-9]|3[01])|0?192\.168|0?169\.254|0?100\.0?(?:6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7]))\.[0-9]{1,3}\.[0-9]{1,3}(?::[0-9]{1,5}\b)?)".to_string(),
         r"(?P<host>(?:\b|_)(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.(?:internal|local|lan|home\.arpa|corp|intranet))\b(?::[0-9]{1,5}\b)?)".to_string(),
         r"(?P<hp>\b(?i:[a-z][a-z0-9]*[0-9][a-z0-9]*(?:-[a-z0-9]+)*|[a-z][a-z0-9]*(?:-[a-z0-9]+)+):[1-9][0-9]{1,4}\b)".to_string(),
-    ];
-    format!("(?-u){}", alternatives.join("|"))
+    ]
+}
+
+/// The built-in pattern's rules as one search that says which of them
+/// matched, and each rule as a regex of its own: a candidate's groups are
+/// those of the rule that matched, taken by that rule's regex alone (the
+/// whole pattern's captures tried every rule at each byte of the match,
+/// four times the cost of a candidate). The search is the built-in
+/// pattern's: the leftmost match, and where several rules match there,
+/// the first rule, as the alternation would.
+struct Rules {
+    which: regex_automata::meta::Regex,
+    each: Vec<OnceLock<Regex>>,
+}
+
+fn rules() -> &'static Rules {
+    static RULES: OnceLock<Rules> = OnceLock::new();
+    RULES.get_or_init(|| {
+        let each = alternatives().map(|a| format!("(?-u){a}"));
+        let which = regex_automata::meta::Regex::builder()
+            .configure(
+                regex_automata::meta::Config::new()
+                    .utf8_empty(false)
+                    .nfa_size_limit(Some(64 << 20))
+                    .hybrid_cache_capacity(64 << 20),
+            )
+            .syntax(regex_automata::util::syntax::Config::new().utf8(false))
+            .build_many(&each)
+            .expect("the built-in redaction rules compile");
+        Rules {
+            which,
+            each: each.iter().map(|_| OnceLock::new()).collect(),
+        }
+    })
+}
+
+impl Rules {
+    /// The first match at or after `from` with its groups, as the
+    /// built-in pattern's `captures_at` gives them.
+    fn captures_at<'t>(&self, text: &'t [u8], from: usize) -> Option<Captures<'t>> {
+        let m = self
+            .which
+            .search(&regex_automata::Input::new(text).range(from..))?;
+        let rule = m.pattern().as_usize();
+        let re = self.each[rule].get_or_init(|| {
+            RegexBuilder::new(&format!("(?-u){}", alternatives()[rule]))
+                .size_limit(64 << 20)
+                .dfa_size_limit(64 << 20)
+                .build()
+                .expect("a built-in redaction rule compiles")
+        });
+        // No rule matches before `m`, and this one matches at its start.
+        re.captures_at(text, m.start())
+    }
 }
 
 pub(super) fn builtin() -> &'static Regex {
@@ -109,10 +168,10 @@ pub(super) fn find(text: &[u8], out: &mut Vec<Hit>) {
 /// [`super::map`] found that the next match begins (in a text too short
 /// for them, one search of their DFAs), rather than where the last one
 /// left off, so the stretches between matches are passed over four places
-/// at a time, and `regex` searches only the matches. Without, the `regex`
-/// search alone: what the tests compare with.
+/// at a time, and only the rule that matched is asked for its groups
+/// ([`Rules`]). Without, the `regex` search of the whole pattern alone,
+/// its groups taken by the whole pattern: what the tests compare with.
 pub(super) fn find_walking(text: &[u8], out: &mut Vec<Hit>, walks: bool) {
-    let re = builtin();
     let mut memo = Memo::default();
     let mut starts = super::map::Starts::new(text, walks);
     let mut at = 0;
@@ -120,7 +179,12 @@ pub(super) fn find_walking(text: &[u8], out: &mut Vec<Hit>, walks: bool) {
         let Some(from) = starts.next(at) else {
             break;
         };
-        let Some(caps) = re.captures_at(text, from) else {
+        let caps = if walks {
+            rules().captures_at(text, from)
+        } else {
+            builtin().captures_at(text, from)
+        };
+        let Some(caps) = caps else {
             break;
         };
         let m = caps.get(0).expect("group 0 always matches");
@@ -918,4 +982,89 @@ pub(super) fn private_host(h: &str) -> bool {
     ]
     .iter()
     .any(|s| l.ends_with(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A match of every rule, and near misses where several rules could
+    /// begin at the same byte (a URL, an e-mail address, a host name).
+    const SAMPLES: &[&str] = &[
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc+/=\n-----END RSA PRIVATE KEY-----",
+        "-----BEGIN PRIVATE KEY-----\nMIIEabc\nQUJD",
+        "Authorization: Bearer abcdef123456",
+        "x-api-key='k3y-v4lue-here'",
+        "bearer abcdef123456",
+        "--db-password hunter2hunter2",
+        "api_key=sk12345678 secret: \"p4ssw0rd!\"",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "AKIAABCDEFGHIJKLMNOP sk-proj-abcdefghij0123456789xyz",
+        "GPU-12345678-abcd-ef01-2345-6789abcdef01 MIG-GPU-12345678/1/0",
+        "uuid=12345678-abcd-ef01-2345-6789abcdef01",
+        "curl -u alice:secretpw https://example.org",
+        "db.example.com,10.0.0.5 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI",
+        "aa:bb:cc:dd:ee:ff 00-11-22-33-44-55",
+        "ops@example-corp.com, alice@db-7.internal",
+        "ip-10-0-0-27 10-0-0-27.ns.pod.cluster.local",
+        "file://server/share/alice/x.log",
+        "http://user:pw@10.0.0.9:8080/ https://gpu-node-07:8000/metrics http://example.org/",
+        "/home/alice/run.log /data/home/bob/x ~carol/notes /root/.cache",
+        "C:\\Users\\alice\\run.log \\\\server\\share\\alice",
+        "fd12:3456::1 [fe80::1%eth0]:8080 ::ffff:10.1.2.3",
+        "peer=10.7.3.4:8080 172.16.0.1 192.168.1.1 100.64.0.1 169.254.0.1",
+        "db-7.internal:8080 build.corp printer.local",
+        "gpu-node-7:8080 node12:22",
+        "v1.2.3.4 torch==10.1.2.3 decode=75.94 tok/s",
+    ];
+
+    /// Each rule asked for its own groups, after the search of all of
+    /// them said which matched, gives the candidate the whole pattern's
+    /// captures give, from every byte of texts mixing every rule's
+    /// matches and near misses.
+    #[test]
+    fn the_rule_that_matched_gives_the_whole_patterns_groups() {
+        let whole = builtin();
+        let names: Vec<&str> = whole.capture_names().flatten().collect();
+        let (mut candidates, mut rules_met) = (0, std::collections::BTreeSet::new());
+        let mut seed = 7u64;
+        for round in 0..40 {
+            let mut text = String::new();
+            for _ in 0..12 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let sample = SAMPLES[(seed >> 33) as usize % SAMPLES.len()];
+                let sep = [" ", "\n", "\t", "=", "(", "'", ""][(seed >> 20) as usize % 7];
+                text.push_str(sample);
+                text.push_str(sep);
+            }
+            let text = text.as_bytes();
+            for from in 0..=text.len() {
+                let (a, b) = (
+                    whole.captures_at(text, from),
+                    rules().captures_at(text, from),
+                );
+                let span = |c: &Option<Captures>| c.as_ref().map(|c| c.get(0).unwrap().range());
+                assert_eq!(span(&a), span(&b), "round {round}, from {from}");
+                let (Some(a), Some(b)) = (a, b) else {
+                    continue;
+                };
+                for n in &names {
+                    let g = |c: &Captures| c.name(n).map(|m| m.range());
+                    assert_eq!(g(&a), g(&b), "group {n}, round {round}, from {from}");
+                    if g(&a).is_some() {
+                        rules_met.insert(*n);
+                    }
+                }
+                candidates += 1;
+            }
+        }
+        assert!(candidates > 10_000, "{candidates}");
+        // Every rule's own group was met.
+        for rule in alternatives() {
+            let name = &rule[4..rule.find('>').unwrap()];
+            assert!(rules_met.contains(name), "{name} never matched");
+        }
+    }
 }
