@@ -185,11 +185,11 @@ impl<'t> Starts<'t> {
     /// Where the first match at or after `at` begins, by one search of
     /// the lazy DFAs the walks step through (forward to its end, then
     /// back to its start, as `regex` searches), or `at` itself if they
-    /// give up. `regex`'s own search from `at` would find the same match,
+    /// give up. The rules' own search from `at` would find the same match,
     /// but its DFAs would first learn the states of the whole text; the
     /// walks' DFAs already know them from the texts walked before (a
-    /// build spent about 20 ms learning every state twice), and `regex`
-    /// then searches only the match.
+    /// build spent about 20 ms learning every state twice), and the
+    /// rules' search then reads only the match.
     fn search(&mut self, at: usize) -> Option<usize> {
         let input = Input::new(self.text).range(at..);
         match lanes::regex().try_search(self.cache(), &input) {
