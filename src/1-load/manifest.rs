@@ -216,9 +216,7 @@ pub fn parse_sums(path: &Path, text: &str) -> Result<Vec<Entry>> {
                     "expected `HASH  path` or `SHA256 (path) = HASH`".into(),
                 ));
             };
-            if let Some(why) = hash_problem(hash) {
-                return Err(err(col0, why));
-            }
+            let sha256 = check_hash(hash).map_err(|m| err(col0, m))?;
             let name = rest
                 .strip_prefix(' ')
                 .or_else(|| rest.strip_prefix('*'))
@@ -228,8 +226,7 @@ pub fn parse_sums(path: &Path, text: &str) -> Result<Vec<Entry>> {
                         "expected two spaces or ` *` between hash and path".into(),
                     )
                 })?;
-            // Checked above, before the separator.
-            (hash.to_ascii_lowercase(), name)
+            (sha256, name)
         };
         let name = if escaped {
             unescape(name).map_err(|m| err(col0, m))?

@@ -25,9 +25,12 @@ pub(crate) fn pattern() -> String {
     format!("(?-u){}", alternatives().join("|"))
 }
 
+/// How many rules [`alternatives`] holds.
+const RULES: usize = 22;
+
 /// The rules, each a pattern of its own, in the order the built-in
 /// pattern tries them (the first that matches where a match begins wins).
-fn alternatives() -> [String; 22] {
+fn alternatives() -> [String; RULES] {
     [
         // PEM private keys: the whole block, or the header and its base64
         // lines when the end marker is missing.
@@ -84,8 +87,8 @@ struct Rules {
     /// Which rule matched where (no groups but the whole match's).
     which: regex_automata::meta::Regex,
     /// Each rule's pattern, and its regex once a candidate needed it.
-    sources: [String; 22],
-    each: [OnceLock<Regex>; 22],
+    sources: [String; RULES],
+    each: [OnceLock<Regex>; RULES],
 }
 
 fn rules() -> &'static Rules {
