@@ -146,28 +146,63 @@ impl Target<'_> {
         page::check_anchors(&pages, |i| self.html(&pages[i], &held[i]))?;
         let ledger = ledger(&pages);
         let (header, header_figures, checks) = self.header(campaign, &pages, ledger.len())?;
-        let kept = cache.as_deref().map(|c| &c.checks);
-        let figures = Figures {
-            pages: &pages,
-            fingerprints: &fingerprints,
-            header: &header_figures,
-            sources: &loaded,
-        };
-        let (figures, unmatched) = self.check_figures(campaign, &figures, kept)?;
         let blocks = pages.iter().flat_map(|p| p.blocks.clone()).collect();
         let single = if self.single_file {
             pages.iter().map(|p| Page::clone(p)).collect()
         } else {
             Vec::new()
         };
-        let pages = checked(pages);
         let written = Written {
             header: &header,
             fingerprints: &fingerprints,
             digest: &digest,
         };
-        let mut emitted = self.write_pages(campaign, &written, pages, held, cache)?;
-        emitted.push(self.ledger_page(campaign.p, &header, &ledger, &digest)?);
+        let check = |pages: Vec<(&str, &crate::claims::PageFigures)>,
+                     kept: Option<&crate::claims::CheckCache>| {
+            let figures = Figures {
+                pages,
+                fingerprints: &fingerprints,
+                header: &header_figures,
+                sources: &loaded,
+            };
+            self.check_figures(campaign, &figures, kept)
+        };
+        // The ledger page needs none of the pages: made beside them.
+        let ledger_page = || self.ledger_page(campaign.p, &header, &ledger, &digest);
+        // A build that keeps nothing holds the only reference to each page:
+        // its typed figures are taken out and checked beside the writing of
+        // the pages, which needs none of them (and lets each page go once
+        // written, as before). The preview's pages are shared with its
+        // cache and keep their figures; it keeps each page's check by what
+        // it read, then writes them.
+        let taken = match cache {
+            None => taken_figures(pages),
+            Some(_) => Err(pages),
+        };
+        let (checked_figures, (pages_written, ledger_page)) = match taken {
+            Ok((pages, figures)) => {
+                // The figures go once checked, not once every page is written.
+                let check = &check;
+                let checking = move || {
+                    let each = figures.iter().map(|(file, f)| (file.as_str(), f)).collect();
+                    check(each, None)
+                };
+                let write = || self.write_pages(campaign, &written, pages, held, None);
+                rayon::join(checking, || rayon::join(write, ledger_page))
+            }
+            Err(pages) => {
+                let each = pages
+                    .iter()
+                    .map(|p| (p.file.as_str(), &p.figures))
+                    .collect();
+                let checked_figures = check(each, cache.as_deref().map(|c| &c.checks));
+                let write = || self.write_pages(campaign, &written, pages, held, cache);
+                (checked_figures, rayon::join(write, ledger_page))
+            }
+        };
+        let (figures, unmatched) = checked_figures?;
+        let mut emitted = pages_written?;
+        emitted.push(ledger_page?);
         Ok(Rendered {
             emitted,
             header,
@@ -315,9 +350,9 @@ impl Target<'_> {
             .pages
             .iter()
             .zip(figures.fingerprints)
-            .map(|(pg, fp)| crate::claims::Checked {
-                page: campaign.p.name(&pg.file),
-                figures: &pg.figures,
+            .map(|(&(file, figures), fp)| crate::claims::Checked {
+                page: campaign.p.name(file),
+                figures,
                 key: Some(fp),
             })
             .collect();
@@ -518,17 +553,23 @@ impl Target<'_> {
     }
 }
 
-/// The pages once their typed figures are checked: in a build that keeps
-/// nothing (the only reference to each page), the figures are let go
-/// before the pages are written (at 10,000 pages they are 40 MB); the
-/// preview's pages are shared with its cache and keep theirs.
-fn checked(mut pages: Vec<Arc<Page>>) -> Vec<Arc<Page>> {
-    for page in &mut pages {
-        if let Some(page) = Arc::get_mut(page) {
-            page.figures = crate::claims::PageFigures::default();
-        }
+/// The pages without their typed figures, and the figures with each
+/// page's file, when every page is held here alone (a build that keeps
+/// nothing: the figures are checked while the pages are written, and at
+/// 10,000 pages are 40 MB, let go once checked); the pages as they are
+/// otherwise (the preview's are shared with its cache and keep theirs).
+type Taken = (Vec<Arc<Page>>, Vec<(String, crate::claims::PageFigures)>);
+
+fn taken_figures(mut pages: Vec<Arc<Page>>) -> std::result::Result<Taken, Vec<Arc<Page>>> {
+    if !pages.iter_mut().all(|p| Arc::get_mut(p).is_some()) {
+        return Err(pages);
     }
-    pages
+    let figures = pages
+        .iter_mut()
+        .filter_map(Arc::get_mut)
+        .map(|p| (p.file.clone(), std::mem::take(&mut p.figures)))
+        .collect();
+    Ok((pages, figures))
 }
 
 /// A finished page must show no reference as literal text: one would mean
@@ -563,7 +604,8 @@ struct Written<'a> {
 
 /// What the typed-figure check reads of a campaign's rendered pages.
 struct Figures<'a> {
-    pages: &'a [Arc<Page>],
+    /// Each page's file and typed figures, in page order.
+    pages: Vec<(&'a str, &'a crate::claims::PageFigures)>,
     fingerprints: &'a [String],
     header: &'a crate::claims::PageFigures,
     sources: &'a [(SourceKey, Arc<crate::data::Source>)],
