@@ -279,18 +279,14 @@ impl Site<'_> {
         }
         // audit.json needs nothing of the campaign's other files. It is the
         // largest file a campaign adds, and hashing it is most of a save's
-        // write stage: the preview starts it at once, beside the other
-        // files; a one-shot build writes it after them, which keeps its
-        // peak memory lower (both at once raised it by up to 6 MB at 1,000
-        // pages, for no time that could be measured).
+        // write stage: it is written beside the other files. (A one-shot
+        // build used to write it after them, for peak memory; that peak is
+        // now reached while the pages are rendered, and side by side the
+        // write stage takes 14.4 -> 11.9 ms at 1,000 pages and 152 -> 131
+        // ms at 10,000.) The other files' error is the one reported first.
         let audit = || -> Result<String> { Ok(self.write_audit(sink, i, &rendered)?.0) };
         let others = || self.manifest_listed(sink, i, &rendered, sums);
-        let (audit, others) = if self.rows.is_some() {
-            rayon::join(audit, others)
-        } else {
-            let others = others()?;
-            (audit(), Ok(others))
-        };
+        let (audit, others) = rayon::join(audit, others);
         let (mut sums, around) = others?;
         let sha = audit?;
         let line = manifest::sums_line(&sha, layout::AUDIT);
