@@ -299,11 +299,15 @@ impl Site<'_> {
         // The pages show the digest of what the render stage knew: it must
         // be the one this SHA256SUMS gives by the documented rule (the
         // preview's pages show none).
+        // (Read from the text as written, which is `sums`' own.)
         let shown = rendered.digest.as_str();
-        if shown != super::digest::IN_PREVIEW && super::digest::of_sums(&sums) != shown {
+        if shown != super::digest::IN_PREVIEW && super::digest::of_sums_text(&text) != shown {
             crate::error::bail!("internal error: the publication digest of `{id}` shown on its pages is not the one its SHA256SUMS gives");
         }
         let (sums_sha, _) = sink.write(&format!("{id}/{}", layout::SUMS), text.as_bytes())?;
+        // The campaign as rendered (its figures' records, every page's
+        // files) is let go on the pool, off the write stage's way.
+        crate::sink::drop_apart(rendered);
         Ok(sums_sha)
     }
 
