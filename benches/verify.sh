@@ -8,10 +8,10 @@
 # hashes, as the fastest single-stream baseline. The bare loop
 # (examples/bare_hash.rs) is the floor: every file read and hashed on every
 # core with exhibit's own SHA-256 crate and buffer size, and none of
-# verify's checks; exhibit's time over it is what its checks cost. Wall time is the median of
-# RUNS runs, the tools taking turns run by run (load on the machine hits
-# them alike), with the spread (min-max); memory is the peak RSS over them
-# (GNU time's %M).
+# verify's checks; exhibit's time over it is what its checks cost. Wall
+# time is the median of RUNS runs, the tools taking turns run by run (load
+# on the machine hits them alike), with the spread (min-max); memory is
+# the peak RSS over them (GNU time's %M).
 #   benches/verify.sh [RUNS]     (default 3)
 #   EXHIBIT=/abs/path/to/exhibit benches/verify.sh   (skip the cargo build)
 #   BARE_HASH=/abs/path/to/bare_hash                  (skip building the bare loop)

@@ -297,9 +297,8 @@ impl Site<'_> {
         };
         debug_assert_eq!(text, sums_text(&sums));
         // The pages show the digest of what the render stage knew: it must
-        // be the one this SHA256SUMS gives by the documented rule (the
-        // preview's pages show none).
-        // (Read from the text as written, which is `sums`' own.)
+        // be the one this SHA256SUMS, as written, gives by the documented
+        // rule (the preview's pages show none).
         let shown = rendered.digest.as_str();
         if shown != super::digest::IN_PREVIEW && super::digest::of_sums_text(&text) != shown {
             crate::error::bail!("internal error: the publication digest of `{id}` shown on its pages is not the one its SHA256SUMS gives");
