@@ -14,7 +14,11 @@ pub(crate) const BUF: usize = 256 * 1024;
 
 /// Lowercase hex, as manifests and SHA256SUMS write digests.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    ::hex::encode(bytes)
+    // Into one buffer of the final size: `hex::encode` collects char by
+    // char (about 1 ms per 10,000 digests, on verify's way).
+    let mut out = vec![0; bytes.len() * 2];
+    ::hex::encode_to_slice(bytes, &mut out).expect("twice the length");
+    String::from_utf8(out).expect("hex digits are ASCII")
 }
 
 pub(crate) fn sha256_bytes(bytes: &[u8]) -> String {

@@ -869,16 +869,31 @@ fn hash_stable(
     hashes: Option<&HashCache>,
 ) -> Result<Hashed, String> {
     use std::sync::atomic::Ordering;
-    let seen = std::fs::metadata(path).map_err(io_reason)?;
-    let before = stamp_of(&seen);
-    if let Some(sha256) = hashes.and_then(|h| h.known(path, &before)) {
-        return Ok(Hashed {
-            sha256,
-            bytes: before.0,
-            content: None,
-            deferred: false,
-        });
-    }
+    let (file, before) = match hashes {
+        // With no hashes kept, the file is opened at once and stamped as
+        // opened: the stamp is compared with the file as read below.
+        None => match crate::fsx::open_walked_file(path).map_err(io_reason)? {
+            Some((file, seen)) => (file, stamp_of(&seen)),
+            None => open_seen(path)?,
+        },
+        // The preview looks its stamp up first: a known file is not opened.
+        Some(h) => {
+            let seen = std::fs::metadata(path).map_err(io_reason)?;
+            let before = stamp_of(&seen);
+            if let Some(sha256) = h.known(path, &before) {
+                return Ok(Hashed {
+                    sha256,
+                    bytes: before.0,
+                    content: None,
+                    deferred: false,
+                });
+            }
+            // The file as opened is compared with the path as first
+            // seen: the same inode, size and times, or it changed.
+            let file = crate::fsx::open_regular_seen(path, &seen).map_err(io_reason)?;
+            (file, before)
+        }
+    };
     // Small files are read whole and kept while the budget lasts.
     let keep = before.0 <= KEEP_FILE
         && budget
@@ -886,15 +901,26 @@ fn hash_stable(
                 left.checked_sub(before.0)
             })
             .is_ok();
-    // The file as opened is compared with the path as first seen: the
-    // same inode, size and times, or it changed while being read.
-    let file = crate::fsx::open_regular_seen(path, &seen).map_err(io_reason)?;
-    let (sha, bytes, content) = if keep {
-        // At most one byte more than measured: a file still growing is
-        // caught below, not read whole.
+    let hashed = read_stamped(&file, &before, keep, progress)?;
+    if let Some(h) = hashes {
+        h.remember(path, before, &hashed.sha256);
+    }
+    Ok(hashed)
+}
+
+/// Hash `file` (kept whole when `keep`), which was `before` when opened.
+/// Exactly the size stamped is read, with no read to find the end: a file
+/// that grew, shrank or was written meanwhile has another stamp after.
+fn read_stamped(
+    file: &std::fs::File,
+    before: &Stamp,
+    keep: bool,
+    progress: &Progress,
+) -> Result<Hashed, String> {
+    let measured = std::io::Read::take(file, before.0);
+    let (sha256, bytes, content) = if keep {
         let mut data = Vec::with_capacity(before.0 as usize);
-        std::io::Read::read_to_end(&mut std::io::Read::take(&file, before.0 + 1), &mut data)
-            .map_err(io_reason)?;
+        std::io::Read::read_to_end(&mut { measured }, &mut data).map_err(io_reason)?;
         progress.add(data.len() as u64);
         let sha = crate::hash::sha256_bytes(&data);
         let n = data.len() as u64;
@@ -903,23 +929,29 @@ fn hash_stable(
         // Through this thread's buffer: memory stays flat however many
         // files there are, and no buffer is allocated per file.
         let (sha, n) = STREAM_BUF
-            .with_borrow_mut(|buf| crate::hash::sha256_reader_in(&file, buf, |n| progress.add(n)))
+            .with_borrow_mut(|buf| {
+                crate::hash::sha256_reader_in(measured, buf, |n| progress.add(n))
+            })
             .map_err(io_reason)?;
         (sha, n, None)
     };
     let after = stamp_of(&file.metadata().map_err(io_reason)?);
-    if before != after || before.0 != bytes {
+    if *before != after || before.0 != bytes {
         return Err("changed while being read".into());
     }
-    if let Some(h) = hashes {
-        h.remember(path, before, &sha);
-    }
     Ok(Hashed {
-        sha256: sha,
+        sha256,
         bytes,
         content,
         deferred: false,
     })
+}
+
+/// `path` stamped (symlinks followed), then opened if it is a regular file.
+fn open_seen(path: &Path) -> Result<(std::fs::File, Stamp), String> {
+    let seen = std::fs::metadata(path).map_err(io_reason)?;
+    let file = crate::fsx::open_regular_seen(path, &seen).map_err(io_reason)?;
+    Ok((file, stamp_of(&seen)))
 }
 
 fn io_reason(e: std::io::Error) -> String {
@@ -1165,6 +1197,68 @@ impl Progress {
     fn finish(&self) {
         if let Some(bar) = &self.0 {
             bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let path =
+            std::env::temp_dir().join(format!("exhibit-stamped-{name}-{}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn stamped(path: &Path) -> (std::fs::File, Stamp) {
+        let (file, meta) = crate::fsx::open_walked_file(path).unwrap().unwrap();
+        (file, stamp_of(&meta))
+    }
+
+    /// Only the size stamped at the open is read (no read for the end),
+    /// so a file that grows or shrinks after it is caught by its stamp
+    /// after the read, kept whole or streamed alike.
+    #[test]
+    fn a_file_that_grows_or_shrinks_after_its_stamp_is_refused() {
+        let data = vec![b'x'; 70_000];
+        for keep in [false, true] {
+            let path = scratch(&format!("same-{keep}"), &data);
+            let (file, before) = stamped(&path);
+            let h = read_stamped(&file, &before, keep, &Progress(None)).unwrap();
+            assert_eq!(
+                (h.sha256, h.bytes),
+                (crate::hash::sha256_bytes(&data), 70_000)
+            );
+            assert_eq!(h.content.is_some(), keep);
+
+            let grown = scratch(&format!("grown-{keep}"), &data);
+            let (file, before) = stamped(&grown);
+            std::io::Write::write_all(
+                &mut std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&grown)
+                    .unwrap(),
+                b"more",
+            )
+            .unwrap();
+            let r = read_stamped(&file, &before, keep, &Progress(None));
+            assert_eq!(r.err().as_deref(), Some("changed while being read"));
+
+            let shrunk = scratch(&format!("shrunk-{keep}"), &data);
+            let (file, before) = stamped(&shrunk);
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&shrunk)
+                .unwrap()
+                .set_len(10)
+                .unwrap();
+            let r = read_stamped(&file, &before, keep, &Progress(None));
+            assert_eq!(r.err().as_deref(), Some("changed while being read"));
+            for p in [path, grown, shrunk] {
+                std::fs::remove_file(p).unwrap();
+            }
         }
     }
 }
