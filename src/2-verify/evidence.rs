@@ -872,7 +872,7 @@ fn hash_stable(
     let (file, before) = match hashes {
         // With no hashes kept, the file is opened at once and stamped as
         // opened: the stamp is compared with the file as read below.
-        None => match crate::fsx::open_walked_file(path).map_err(io_reason)? {
+        None => match crate::fsx::open_walked_file(path) {
             Some((file, seen)) => (file, stamp_of(&seen)),
             None => open_seen(path)?,
         },
@@ -909,15 +909,17 @@ fn hash_stable(
 }
 
 /// Hash `file` (kept whole when `keep`), which was `before` when opened.
-/// Exactly the size stamped is read, with no read to find the end: a file
-/// that grew, shrank or was written meanwhile has another stamp after.
+/// At most one byte more than the size stamped is read: a file whose
+/// size says less than it holds (`/proc`, a stale network mount) is read
+/// past it and refused, not hashed short, and one that grew, shrank or
+/// was written meanwhile has another stamp after.
 fn read_stamped(
     file: &std::fs::File,
     before: &Stamp,
     keep: bool,
     progress: &Progress,
 ) -> Result<Hashed, String> {
-    let measured = std::io::Read::take(file, before.0);
+    let measured = std::io::Read::take(file, before.0 + 1);
     let (sha256, bytes, content) = if keep {
         let mut data = Vec::with_capacity(before.0 as usize);
         std::io::Read::read_to_end(&mut { measured }, &mut data).map_err(io_reason)?;
@@ -1213,13 +1215,12 @@ mod tests {
     }
 
     fn stamped(path: &Path) -> (std::fs::File, Stamp) {
-        let (file, meta) = crate::fsx::open_walked_file(path).unwrap().unwrap();
+        let (file, meta) = crate::fsx::open_walked_file(path).unwrap();
         (file, stamp_of(&meta))
     }
 
-    /// Only the size stamped at the open is read (no read for the end),
-    /// so a file that grows or shrinks after it is caught by its stamp
-    /// after the read, kept whole or streamed alike.
+    /// A file that grows or shrinks after its stamp is caught by its
+    /// stamp after the read, kept whole or streamed alike.
     #[test]
     fn a_file_that_grows_or_shrinks_after_its_stamp_is_refused() {
         let data = vec![b'x'; 70_000];
@@ -1259,6 +1260,20 @@ mod tests {
             for p in [path, grown, shrunk] {
                 std::fs::remove_file(p).unwrap();
             }
+        }
+    }
+
+    /// A file whose size says less than it holds (`/proc` files say 0)
+    /// is read past its size and refused, never hashed short: its stamp
+    /// does not move, only the bytes read tell.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_holding_more_than_its_size_says_is_refused() {
+        for keep in [false, true] {
+            let (file, before) = stamped(Path::new("/proc/self/status"));
+            assert_eq!(before.0, 0);
+            let r = read_stamped(&file, &before, keep, &Progress(None));
+            assert_eq!(r.err().as_deref(), Some("changed while being read"));
         }
     }
 }
