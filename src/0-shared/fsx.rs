@@ -131,15 +131,27 @@ pub(crate) fn open_regular_seen(path: &Path, seen: &fs::Metadata) -> std::io::Re
     if let Some(why) = not_regular(seen) {
         return Err(invalid(why));
     }
-    let mut opts = fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NONBLOCK);
-    let file = opts.open(path)?;
+    let file = reading(false).open(path)?;
     if let Some(why) = not_regular(&file.metadata()?) {
         return Err(invalid(why));
     }
     Ok(file)
+}
+
+/// Options to open a file for reading without blocking (a named pipe
+/// swapped in waits for no writer), following a symlink as the last
+/// component or (`nofollow`, on unix) failing on one.
+fn reading(nofollow: bool) -> fs::OpenOptions {
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        let flags = if nofollow { libc::O_NOFOLLOW } else { 0 };
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NONBLOCK | flags);
+    }
+    #[cfg(not(unix))]
+    let _ = nofollow;
+    opts
 }
 
 /// Open `path`, which a folder walk has just found to be a regular file
@@ -153,11 +165,7 @@ pub(crate) fn open_regular_seen(path: &Path, seen: &fs::Metadata) -> std::io::Re
 /// and refuses or reports as always. One path lookup and one stat per
 /// file instead of two each.
 pub(crate) fn open_walked_file(path: &Path) -> Option<(fs::File, fs::Metadata)> {
-    let mut opts = fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NONBLOCK | libc::O_NOFOLLOW);
-    let file = opts.open(path).ok()?;
+    let file = reading(true).open(path).ok()?;
     let meta = file.metadata().ok()?;
     not_regular(&meta).is_none().then_some((file, meta))
 }
