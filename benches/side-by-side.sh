@@ -14,7 +14,7 @@
 #   EXHIBIT=/abs/exhibit ZOLA=/abs/zola benches/side-by-side.sh 1000
 # Zola is not on crates.io or in Debian: its source (github.com/getzola/zola,
 # 0.22.1 as in the issue) builds with `cargo build --release --locked`, its
-# crates from crates.io (12 minutes on 2 cores).
+# crates from crates.io (9 to 12 minutes on 2 cores, measured twice).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${EXHIBIT:-$PWD/target/release/exhibit}
